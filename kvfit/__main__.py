@@ -1,0 +1,5 @@
+"""`python -m kvfit`."""
+
+from kvfit.cli.main import entry
+
+entry()

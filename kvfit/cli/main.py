@@ -1,0 +1,89 @@
+"""Entry point: dispatch subcommands, run plans, map errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import KvfitError, UsageError
+
+SUBCOMMANDS = ("specs",)
+
+
+def _list_hardware(as_json: bool) -> int:
+    import json
+
+    from ..hardware import accelerators
+    accs = sorted({a.id: a for a in accelerators().values()}.values(), key=lambda a: a.id)
+    rows = [{"id": a.id, "name": a.name, "aliases": list(a.aliases), "nominal_gib": a.nominal_gib,
+             "visible_mib": a.visible_mib, "unified": a.unified} for a in accs]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        vis = f"{r['visible_mib']:,} MiB visible" if r["visible_mib"] else "visible: n/a"
+        print(f"{r['id']:<16} {r['nominal_gib']:>7g} GiB nominal  {vis:<22} {r['name']}")
+    return 0
+
+
+def _request(ns: dict):
+    from ..plan.request import PlanRequest
+    from .preset import load_preset
+
+    values: dict = {}
+    preset = ns.pop("config", None)
+    model = ns.get("model")
+    if preset is None and model and model.endswith(".toml"):
+        preset = ns.pop("model")
+    if preset:
+        values |= load_preset(Path(preset))
+        values["input_config"] = preset
+    values |= ns
+    tp = values.get("tp")
+    if tp == "auto":
+        values.pop("tp")
+    elif isinstance(tp, str):
+        if not tp.isdigit():
+            raise UsageError(f"--tp {tp!r} must be auto or a whole number.")
+        values["tp"] = int(tp)
+    return PlanRequest(**values)
+
+
+def run_plan(argv: list[str]) -> int:
+    from .plan_args import build_parser
+
+    ns = vars(build_parser().parse_args(argv))
+    if ns.pop("list_hardware", False):
+        return _list_hardware(ns.get("json", False))
+    req = _request(ns)
+    from ..plan.build import plan
+    report = plan(req)
+    if req.json:
+        from ..report.jsonout import render_json
+        sys.stdout.write(render_json(report))
+    else:
+        from ..report.text import render_text
+        sys.stdout.write(render_text(report))
+    return 1 if report["fits"] is False else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            from .specs_cmd import run
+            return run(argv[1:])
+        return run_plan(argv)
+    except KvfitError as err:
+        if "--json" in argv:
+            import json
+            print(json.dumps({"error": err.to_json()}, indent=2))
+        print(err.render(), file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("kvfit: interrupted", file=sys.stderr)
+        return 130
+
+
+def entry() -> None:
+    sys.exit(main())

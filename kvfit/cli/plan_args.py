@@ -1,0 +1,79 @@
+"""The `kvfit MODEL ...` argument parser. Every flag's help says what it means and its unit."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__
+
+EPILOG = """\
+exit codes:
+  0  answered (the target fits, or a state-only report)
+  1  answered, but the target is not met / nothing fits
+  2  bad input, unsupported architecture, or hub error
+  3  a required engine preflight failed
+  4  calibration ran but did not qualify
+
+examples:
+  kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
+  kvfit Qwen/Qwen3-32B --hardware h200-141 --gpus 8 --context 128k --json
+  kvfit examples/qwen3-32b-h100.toml --context 64k
+  kvfit specs list            (supported architectures)
+  kvfit specs check FILE.yaml (validate a contributor's spec)
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with kvfit's one-paragraph usage errors (exit 2)."""
+
+    def error(self, message):
+        from ..errors import UsageError
+        raise UsageError(message, hint=f"See `{self.prog} --help`.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The plan parser (also used to build the man page)."""
+    p = Parser(prog="kvfit", formatter_class=argparse.RawDescriptionHelpFormatter,
+               argument_default=argparse.SUPPRESS, epilog=EPILOG,
+               description="Will this exact checkpoint fit these accelerators at this context "
+               "and concurrency? kvfit counts the checkpoint's weights and the exact per-sequence "
+               "state its architecture keeps (KV, sliding windows, latent, recurrent), per rank, "
+               "for every TP x DP layout, and says why a layout fits or not.")
+    p.add_argument("model", nargs="?", help="checkpoint directory, config.json, Hub id "
+                   "(org/name[@rev]), Hub URL, or a *.toml preset")
+    p.add_argument("--version", action="version", version=f"kvfit {__version__}")
+    p.add_argument("--config", metavar="FILE", help="TOML preset; command-line flags override it")
+    g = p.add_argument_group("model")
+    g.add_argument("--revision", help="Hub branch, tag or commit (also org/name@rev)")
+    g.add_argument("--context", help="tokens per sequence: 32768 exact, or 32k / 1m (powers of "
+                   "1024: 90k = 92,160). Default: the declared maximum")
+    g.add_argument("--allow-context-overflow", action="store_true",
+                   help="plan beyond the declared maximum context (labelled hypothetical)")
+    g.add_argument("--kv-dtype", help="cache dtype: auto (checkpoint declaration, else model "
+                   "dtype), bf16, fp16, fp32, fp8, fp8_e4m3, fp8_e5m2, int8, mxfp4, nvfp4")
+    g.add_argument("--index-dtype", help="sparse-indexer key dtype (default: same as KV)")
+    g.add_argument("--weight-gib", type=float, help="override checkpoint weight size (GiB)")
+    g.add_argument("--cache-layout", help="engine storage layout of the state (see the spec)")
+    g.add_argument("--mtp", action="store_true", help="count declared MTP (draft) layers")
+    g.add_argument("--offline", action="store_true", help="never contact the Hub")
+    g.add_argument("--timeout", type=float, help="Hub request timeout in seconds (default 10)")
+    h = p.add_argument_group("hardware and layout")
+    h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...) "
+                   "or custom:<GiB>")
+    h.add_argument("--gpus", type=int, help="number of accelerators (default 1)")
+    h.add_argument("--tp", help="tensor-parallel size: auto (every divisor) or N; the other "
+                   "GPUs form DP replicas")
+    h.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget "
+                   "(default 0.9)")
+    h.add_argument("--runtime-reserve-gib", type=float, help="fixed GiB per GPU kept out of "
+                   "the budget for runtime overheads (default 0)")
+    h.add_argument("--memory-basis", choices=["visible", "nominal"], help="budget from the "
+                   "memory the driver reports (default) or the nominal size")
+    h.add_argument("--concurrent-users", type=int, help="users to serve at once (default 1)")
+    h.add_argument("--active-sequences-per-user", type=int, help="resident full-context "
+                   "sequences (branches) per user (default 1)")
+    h.add_argument("--list-hardware", action="store_true", help="list accelerator presets")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="machine-readable report "
+                   "(schemas/report.schema.json)")
+    return p

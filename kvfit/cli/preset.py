@@ -1,0 +1,60 @@
+"""Strict TOML presets: known keys with the right types, or exit 2 naming the key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from ..errors import UsageError
+
+_NUM = (int, float)
+ROOT_KEYS = {
+    "model": str, "revision": str, "context": (int, str), "kv_dtype": str, "index_dtype": str,
+    "weight_gib": _NUM, "allow_context_overflow": bool, "hardware": str, "gpus": int,
+    "tp": (int, str), "utilization": _NUM, "runtime_reserve_gib": _NUM,
+    "concurrent_users": int, "active_sequences_per_user": int, "memory_basis": str,
+    "cache_layout": str, "mtp": bool, "offline": bool, "timeout": _NUM,
+}
+TABLES = {"output": {"json": bool}}
+
+
+def _check(table: dict, spec: dict, where: str) -> dict:
+    out = {}
+    for key, value in table.items():
+        name = f"{where}{key}"
+        if key not in spec:
+            raise UsageError(f"unknown key '{name}' in the preset.",
+                             hint="Known keys: " + ", ".join(sorted(spec)) + ".")
+        want = spec[key]
+        if isinstance(value, bool) and want is not bool and bool not in (
+                want if isinstance(want, tuple) else (want,)):
+            raise UsageError(f"preset key '{name}' has the wrong type (got a boolean).")
+        if not isinstance(value, want):
+            kinds = want if isinstance(want, tuple) else (want,)
+            raise UsageError(f"preset key '{name}' should be {' or '.join(k.__name__ for k in kinds)}, "
+                             f"got {type(value).__name__}.")
+        out[key] = value
+    return out
+
+
+def load_preset(path: Path) -> dict:
+    """Read a preset into flat request keys (output.json -> json)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read preset {path.name}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"preset {path.name} is not UTF-8 text.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"preset {path.name} is not valid TOML: {exc}.") from None
+    root = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    out = _check(root, ROOT_KEYS, "")
+    for name, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
+        if name not in TABLES:
+            raise UsageError(f"unknown table [{name}] in the preset.",
+                             hint="Known tables: " + ", ".join(sorted(TABLES)) + ".")
+        out |= _check(table, TABLES[name], f"{name}.")
+    model = out.get("model")
+    if model and not Path(model).is_absolute() and (path.parent / model).exists():
+        out["model"] = str(path.parent / model)
+    return out

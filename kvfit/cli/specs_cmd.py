@@ -1,0 +1,78 @@
+"""`kvfit specs check [PATH...]` and `kvfit specs list`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import SpecError, UsageError
+from ..specs.registry import builtin_architectures, load_paths, spec_files
+from .plan_args import Parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="kvfit specs", description="Validate and list architecture specs.")
+    sub = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    c = sub.add_parser("check", help="validate spec files (default: the built-in corpus); "
+                       "every problem in every file is reported, exit 2 on any")
+    c.add_argument("paths", nargs="*", help="spec files or directories")
+    c.add_argument("--json", action="store_true", help="problems as JSON")
+    ls = sub.add_parser("list", help="supported architectures and their matchers")
+    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--markdown", action="store_true", help="a Markdown table (the README's)")
+    return p
+
+
+def _expand(paths: list[str]) -> list[Path]:
+    out = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(x for x in p.glob("*.yaml") if not x.name.startswith("_"))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UsageError(f"no such spec file or directory: {raw}")
+    return out
+
+
+def check(args) -> int:
+    paths = _expand(args.paths) if args.paths else spec_files()
+    try:
+        archs = load_paths(paths)
+    except SpecError as err:
+        if args.json:
+            print(json.dumps({"ok": False, "problems": [p.to_json() for p in err.problems]},
+                             indent=2))
+        else:
+            print(err.render())
+        return 2
+    if args.json:
+        print(json.dumps({"ok": True, "specs": [a.id for a in archs]}, indent=2))
+    else:
+        print(f"ok: {len(archs)} architecture spec(s) valid")
+    return 0
+
+
+def listing(args) -> int:
+    archs = builtin_architectures()
+    rows = [{"id": a.id, "summary": a.summary, "model_type": list(a.model_types),
+             "architectures": list(a.architectures), "spec": a.file} for a in archs]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif args.markdown:
+        print("| spec | model_type | architectures | state |\n|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['id']} | {', '.join(r['model_type'])} | "
+                  f"{', '.join(r['architectures'])} | {r['summary']} |")
+    else:
+        for r in rows:
+            print(f"{r['id']:<16} model_type: {', '.join(r['model_type'])}")
+            print(f"{'':<16} {r['summary']}")
+    return 0
+
+
+def run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    return check(args) if args.action == "check" else listing(args)

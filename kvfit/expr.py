@@ -1,0 +1,162 @@
+"""The expression sandbox: arithmetic over spec fields, on simpleeval.
+
+Expressions are parsed once when a spec loads, every name is checked against the names
+the spec may use, and only a small AST subset is allowed: numbers, names, arithmetic,
+comparisons, boolean logic, conditional expressions and calls to a short whitelist of
+functions. No attribute access, subscripts, strings, comprehensions or lambdas. Every
+intermediate number is bounded, so a hostile spec cannot hang or exhaust memory.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import operator
+from dataclasses import dataclass
+from fractions import Fraction
+
+import simpleeval
+
+MAX_MAGNITUDE = 2**96          # no spec quantity (bytes, tokens, heads) comes near this
+MAX_EXPONENT = 64
+MAX_LENGTH = 500               # characters in one expression
+
+
+class ExprError(Exception):
+    """An expression problem; `col` is the 0-based column inside the expression text."""
+
+    def __init__(self, message: str, col: int = 0, width: int = 1, help: str | None = None):
+        super().__init__(message)
+        self.message, self.col, self.width, self.help = message, col, width, help
+
+
+def _bounded(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, Fraction, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ExprError("the result is not a finite number")
+        if abs(value) > MAX_MAGNITUDE:
+            raise ExprError(f"a number exceeds the sandbox bound of 2**96 ({value!r:.40})")
+    return value
+
+
+def _checked(fn):
+    def wrapper(*args):
+        for a in args:
+            _bounded(a)
+        return _bounded(fn(*args))
+    return wrapper
+
+
+def _pow(a, b):
+    if not isinstance(b, int) or isinstance(b, bool) or not 0 <= b <= MAX_EXPONENT:
+        raise ExprError(f"exponents must be whole numbers from 0 to {MAX_EXPONENT}")
+    return a**b
+
+
+def _div(a, b):
+    if b == 0:
+        raise ExprError("division by zero")
+    return Fraction(a) / Fraction(b) if not isinstance(a, float) else a / b
+
+
+def _floordiv(a, b):
+    if b == 0:
+        raise ExprError("division by zero")
+    return a // b
+
+
+def ceil_div(a, b):
+    """ceil(a / b) for positive b, exact on integers and fractions."""
+    if b == 0:
+        raise ExprError("ceil_div by zero")
+    return -((-a) // b)
+
+
+def _len(x):
+    if not isinstance(x, (list, tuple, str)):
+        raise ExprError("len() takes a list field")
+    return len(x)
+
+
+FUNCTIONS = {"min": min, "max": max, "ceil_div": ceil_div, "abs": abs, "len": _len}
+OPERATORS = {
+    ast.Add: _checked(operator.add), ast.Sub: _checked(operator.sub),
+    ast.Mult: _checked(operator.mul), ast.Div: _checked(_div),
+    ast.FloorDiv: _checked(_floordiv), ast.Mod: _checked(operator.mod),
+    ast.Pow: _checked(_pow), ast.USub: operator.neg, ast.UAdd: operator.pos,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Gt: operator.gt, ast.Lt: operator.lt,
+    ast.GtE: operator.ge, ast.LtE: operator.le, ast.Not: operator.not_,
+}
+_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+            ast.Call, ast.Name, ast.Constant, ast.Load, ast.operator, ast.unaryop,
+            ast.boolop, ast.cmpop)
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A compiled expression: its text, parsed tree and the names it reads."""
+
+    text: str
+    tree: ast.Expression
+    names: frozenset[str]
+
+    def evaluate(self, names: dict):
+        """Evaluate with the given name values; raises ExprError on any failure."""
+        evaluator = simpleeval.SimpleEval(operators=OPERATORS, functions=FUNCTIONS, names=names)
+        try:
+            return _bounded(evaluator.eval(self.text, previously_parsed=self.tree.body))
+        except ExprError:
+            raise
+        except (simpleeval.NumberTooHigh, OverflowError, RecursionError) as exc:
+            raise ExprError(f"number out of bounds: {exc}") from None
+        except (TypeError, ValueError, ZeroDivisionError, simpleeval.InvalidExpression) as exc:
+            raise ExprError(f"cannot evaluate: {exc}") from None
+
+
+def compile_expr(text, known: set[str] | frozenset[str]) -> Expr:
+    """Parse `text` (str or number) and check every name against `known`."""
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ExprError("an expression must be a string or a number")
+    source = str(text)
+    if len(source) > MAX_LENGTH:
+        raise ExprError(f"expression longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"syntax error: {exc.msg}", col=max(0, (exc.offset or 1) - 1)) from None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        _check_node(node, known)
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+    return Expr(source.strip(), tree, frozenset(names))
+
+
+def _check_node(node: ast.AST, known) -> None:
+    col = getattr(node, "col_offset", 0)
+    if not isinstance(node, _ALLOWED):
+        what = type(node).__name__
+        raise ExprError(f"'{what}' is not allowed in spec expressions", col=col,
+                        help="use numbers, field names, + - * / // % **, comparisons, "
+                             "and/or/not, 'a if c else b' and " + ", ".join(sorted(FUNCTIONS)))
+    if isinstance(node, ast.Constant) and (
+            isinstance(node.value, (str, bytes, complex)) or node.value is None):
+        raise ExprError("strings and None are not allowed in expressions", col=col)
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
+            name = getattr(node.func, "id", "?")
+            raise ExprError(f"unknown function '{name}'", col=col, width=len(name),
+                            help=_suggest(name, FUNCTIONS))
+    elif isinstance(node, ast.Name) and node.id not in known and node.id not in FUNCTIONS:
+        raise ExprError(f"unknown name '{node.id}' in expression", col=col,
+                        width=len(node.id), help=_suggest(node.id, known))
+
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    listed = ", ".join(sorted(known)[:12])
+    lead = f"did you mean '{close[0]}'? " if close else ""
+    return f"{lead}known names: {listed}"

@@ -1,0 +1,112 @@
+"""Accelerator and system specs: load, look up by id/alias, and choose a memory basis."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from .errors import SpecError, UsageError
+from .paths import display_path, specs_dir
+from .specs.loader import load_file
+from .specs.schema import check
+
+GIB, MIB = 1024**3, 1024**2
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator type. Memory figures in GiB/MiB as the spec gives them (None if unknown)."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    nominal_gib: float
+    visible_mib: int | None
+    cuda_total_mib: int | None
+    unified: bool
+    unified_planning_gib: float | None
+    notes: tuple[str, ...] = ()
+
+    def memory(self, basis: str) -> tuple[int, str]:
+        """(bytes per accelerator, description of the basis) for 'visible' or 'nominal'."""
+        if basis == "visible" and self.visible_mib:
+            return self.visible_mib * MIB, f"visible: {self.visible_mib:,} MiB reported by the driver"
+        if basis == "visible" and self.unified and self.unified_planning_gib:
+            return (round(self.unified_planning_gib * GIB),
+                    f"unified memory: {self.unified_planning_gib:g} GiB planning default")
+        note = "" if basis == "nominal" else " (no visible figure known)"
+        return round(self.nominal_gib * GIB), f"nominal: {self.nominal_gib:g} GiB{note}"
+
+
+@dataclass(frozen=True)
+class System:
+    """A complete system (one 'node'): accelerators and its scale-up domain."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    hardware: str
+    accelerators: int
+    domain_accelerators: int
+    memory_domains: int
+    fabric: str | None
+
+
+def _load(kind: str, schema: str) -> list[dict]:
+    docs, problems = [], []
+    for path in sorted(specs_dir(kind).glob("*.yaml")):
+        doc, probs = load_file(path, display_path(path))
+        if doc is not None and not probs:
+            probs = check(doc, schema)
+        problems += probs
+        if doc is not None and not probs:
+            docs.append(doc.data)
+    if problems:
+        raise SpecError(problems)
+    return docs
+
+
+@cache
+def accelerators() -> dict[str, Accelerator]:
+    """Every bundled accelerator, keyed by id and by alias."""
+    out = {}
+    for d in _load("hardware", "hardware.v1.schema.json"):
+        m = d["memory"]
+        acc = Accelerator(d["id"], d["name"], tuple(d.get("aliases", ())), m["nominal_gib"],
+                          m.get("visible_mib"), m.get("cuda_total_mib"), m.get("unified", False),
+                          m.get("unified_planning_gib"), tuple(d.get("notes", ())))
+        for key in (acc.id, *acc.aliases):
+            out[key] = acc
+    return out
+
+
+@cache
+def systems() -> dict[str, System]:
+    """Every bundled system, keyed by id and by alias."""
+    out = {}
+    for d in _load("systems", "system.v1.schema.json"):
+        su = d["scale_up"]
+        s = System(d["id"], d["name"], tuple(d.get("aliases", ())), d["hardware"],
+                   d["accelerators"], su["domain_accelerators"], d.get("memory_domains", 1),
+                   su.get("fabric"))
+        for key in (s.id, *s.aliases):
+            out[key] = s
+    return out
+
+
+def find_accelerator(text: str) -> Accelerator:
+    """Look up a preset id/alias, or build `custom:<GiB>`."""
+    m = re.fullmatch(r"custom:(\d+(?:\.\d+)?)", text.strip())
+    if m:
+        gib = float(m.group(1))
+        if not 0 < gib <= 100_000:
+            raise UsageError(f"--hardware {text}: the size must be between 0 and 100000 GiB.")
+        return Accelerator(text, f"custom accelerator with {gib:g} GiB", (), gib, None, None,
+                           False, None)
+    table = accelerators()
+    if text not in table:
+        ids = ", ".join(sorted({a.id for a in table.values()}))
+        raise UsageError(f"unknown hardware '{text}'.", hint=f"Known presets: {ids}; or "
+                         "custom:<GiB>. `kvfit --list-hardware` shows them with their memory.")
+    return table[text]

@@ -1,0 +1,1 @@
+"""Planning: contexts, layouts over accelerators, and the report they make."""

@@ -1,0 +1,37 @@
+"""What the user asked for, after CLI flags and TOML presets are merged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+
+@dataclass
+class PlanRequest:
+    """One plan's inputs. Sizes in GiB, context as given (int or '32k'), fractions 0-1."""
+
+    model: str | None = None
+    revision: str | None = None
+    context: str | int | None = None
+    kv_dtype: str = "auto"
+    index_dtype: str = "auto"
+    weight_gib: float | None = None
+    allow_context_overflow: bool = False
+    hardware: str | None = None
+    gpus: int | None = None
+    tp: int | None = None
+    utilization: float = 0.9
+    runtime_reserve_gib: float = 0.0
+    concurrent_users: int = 1
+    active_sequences_per_user: int = 1
+    memory_basis: str = "visible"
+    cache_layout: str | None = None
+    mtp: bool = False
+    offline: bool = False
+    timeout: float = 10.0
+    json: bool = False
+    input_config: str | None = None
+    explicit: set = field(default_factory=set)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls) if f.name not in ("explicit",)]

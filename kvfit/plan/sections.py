@@ -1,0 +1,78 @@
+"""Report sections built from the pipeline's objects (plain, JSON-ready dicts)."""
+
+from __future__ import annotations
+
+from ..metadata import Metadata
+from ..specs.architecture import Architecture
+from ..state.evaluate import ComponentState
+from ..state.kinds import DESCRIPTIONS
+
+
+def model_section(meta: Metadata) -> dict:
+    """What was read: source, revision, type, and how the metadata was obtained."""
+    cfg = meta.config
+    return {"source": meta.source, "origin": meta.origin,
+            "revision_requested": meta.revision_requested, "revision": meta.revision,
+            "model_type": cfg.get("model_type"), "architectures": cfg.get("architectures"),
+            "artifact": meta.selected_artifact, "notes": list(meta.notes)}
+
+
+def architecture_section(arch: Architecture, fields, n_layers: int, sets: dict) -> dict:
+    """The matched spec, every field with its provenance, and the layer schedule."""
+    return {
+        "id": arch.id, "spec": arch.file, "summary": arch.summary,
+        "fields": [{"name": r.name, "value": _plain(r.value), "provenance": r.provenance}
+                   for r in fields.values() if r.value is not None
+                   and not isinstance(r.value, (list, dict))],
+        "layers": n_layers,
+        "layer_sets": {name: {"count": len(idx), "layers": _ranges(idx)}
+                       for name, idx in sorted(sets.items())},
+    }
+
+
+def component_section(c: ComponentState) -> dict:
+    """One state component with its formula and numbers."""
+    retention = DESCRIPTIONS[c.kind].replace("`window`", str(c.window)).replace(
+        "`ratio`", str(c.ratio))
+    return {"name": c.name, "kind": c.kind, "summary": c.summary, "layer_set": c.layer_set,
+            "layers": c.layers, "retention": retention, "window": c.window, "ratio": c.ratio,
+            "entries_per_layer": c.entries_per_layer, "bytes_per_entry": c.bytes_per_entry,
+            "bytes_per_entry_formula": c.formula, "layout": c.layout,
+            "shard": "replicated" if c.heads is None else f"split by {c.heads} heads",
+            "bytes_per_sequence": c.bytes_per_sequence}
+
+
+def quant_section(meta: Metadata, warnings: list[str]) -> dict:
+    """The checkpoint's quantization declarations (weights and KV cache, separately)."""
+    from ..quant import summarize
+
+    summary = summarize(meta).to_json()
+    warnings.extend(summary.get("warnings", ()))
+    return summary
+
+
+def rope_warning(root: dict, prefix: str, warnings: list[str]) -> None:
+    """RoPE scaling is reported, never applied: the declared maximum context stands."""
+    rope = root.get("rope_scaling")
+    if isinstance(rope, dict) and rope:
+        kind = rope.get("rope_type") or rope.get("type") or "unspecified"
+        factor = rope.get("factor")
+        warnings.append(f"The config declares RoPE scaling ({prefix}rope_scaling: type {kind}"
+                        f"{f', factor {factor}' if factor is not None else ''}); kvfit reports "
+                        "it but does not change the declared maximum context.")
+
+
+def _plain(v):
+    return str(v) if not isinstance(v, (int, float, bool, str)) else v
+
+
+def _ranges(idx: list[int]) -> str:
+    """[0,1,2,5,7,8] -> '0-2,5,7-8'."""
+    parts, start = [], None
+    for i, x in enumerate(idx):
+        if start is None:
+            start = x
+        if i + 1 == len(idx) or idx[i + 1] != x + 1:
+            parts.append(str(start) if start == x else f"{start}-{x}")
+            start = None
+    return ",".join(parts)

@@ -1,0 +1,1 @@
+"""Renderers: the report dict to text or JSON. Renderers never compute."""

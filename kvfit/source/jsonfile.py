@@ -1,0 +1,51 @@
+"""Strict JSON reading for checkpoint metadata files (bounded size, no duplicate keys, no NaN)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import ConfigError
+
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(raw: bytes, name: str) -> object:
+    """Parse JSON bytes strictly; any problem is a ConfigError naming the file."""
+    if len(raw) > MAX_JSON_BYTES:
+        raise ConfigError(f"{name} is larger than 64 MiB; refusing to parse it.")
+    try:
+        text = raw.decode("utf-8-sig")
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name} is not UTF-8 text.") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} "
+                          f"column {exc.colno}.") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{name} is not acceptable JSON: {exc}.") from None
+
+
+def read_json(path: Path, name: str | None = None) -> object:
+    """Read and strictly parse a JSON file."""
+    label = name or path.name
+    try:
+        size = path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise ConfigError(f"{label} is larger than 64 MiB; refusing to parse it.")
+        return parse_json(path.read_bytes(), label)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {label}: {exc.strerror}.") from None

@@ -1,0 +1,1 @@
+"""Spec loading: strict YAML with positions, JSON Schema validation, compilation."""

@@ -1,0 +1,196 @@
+"""Compile a loaded architecture spec into frozen objects, collecting every problem.
+
+The YAML says *what* a family keeps (fields, layer sets, components); the meaning of each
+retention kind lives in kvfit.state.kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import Problem
+from ..expr import Expr, ExprError, compile_expr
+from .loader import Doc
+
+INJECTED = frozenset({"kv_bytes", "index_bytes", "model_bytes", "mtp"})
+TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compressed"})
+SELECTOR_KEYS = ("all", "where", "list", "chars", "indices", "except")
+
+
+@dataclass(frozen=True)
+class Field:
+    """A canonical field: config keys to read, type, and default (expression or literal)."""
+
+    name: str
+    keys: tuple[str, ...]
+    type: str
+    default: object            # None, a literal, or an Expr
+    default_source: str | None
+    optional: bool
+    min: float | None
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A layer set definition (exactly one mode)."""
+
+    mode: str
+    expr: Expr | None = None
+    field: str | None = None
+    key: str | None = None
+    values: tuple = ()
+    fallback: Expr | None = None
+    base: int = 0
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Component:
+    """One kind of retained state over a layer set."""
+
+    name: str
+    summary: str
+    kind: str
+    layers: str
+    bytes: Expr
+    shard_heads: Expr | None
+    window: Expr | None = None
+    ratio: Expr | None = None
+    when: Expr | None = None
+    layouts: tuple[tuple[str, str, Expr], ...] = ()
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A compiled architecture spec."""
+
+    id: str
+    file: str
+    summary: str
+    model_types: tuple[str, ...]
+    architectures: tuple[str, ...]
+    text_model_types: tuple[str, ...]
+    config_root: str | None
+    fields: dict[str, Field]
+    requires: tuple[tuple[Expr, str], ...]
+    layer_count: Expr
+    layers: dict[str, Selector]
+    partition: tuple[str, ...]
+    components: tuple[Component, ...]
+    tp_divides: tuple[Expr, ...]
+    ignores: dict[str, str]
+    sources: tuple[str, ...]
+
+    def read_keys(self) -> set[str]:
+        """Every config key (first path segment) the spec reads or knowingly ignores."""
+        keys = {k.split(".")[0] for f in self.fields.values() for k in f.keys}
+        return keys | set(self.ignores)
+
+
+class _Compiler:
+    def __init__(self, doc: Doc):
+        self.doc, self.problems = doc, []
+        self.fields = doc.data.get("fields", {}) if isinstance(doc.data, dict) else {}
+        self.names = set(self.fields) | INJECTED
+
+    def expr(self, path: tuple, extra=frozenset()) -> Expr | None:
+        node = self.doc.data
+        for key in path:
+            node = node[key]
+        try:
+            return compile_expr(node, self.names | set(extra))
+        except ExprError as exc:
+            where = " > ".join(map(str, path))
+            self.problems.append(self.doc.problem(
+                "KV201", path, exc.message, exc.help, at=f"architecture > {where}",
+                col_offset=exc.col, width=exc.width))
+            return None
+
+    def field(self, name, raw) -> Field:
+        default = raw.get("default")
+        if isinstance(default, str):
+            default = self.expr(("fields", name, "default"))
+        if "from" not in raw and "default" not in raw:
+            self.problems.append(self.doc.problem("KV120", ("fields", name), f"field '{name}' "
+                                 "has neither `from` nor `default`", "add `from: [config_key]`"))
+        return Field(name, tuple(raw.get("from", ())), raw.get("type", "int"), default,
+                     raw.get("default_source"), bool(raw.get("optional")), raw.get("min"))
+
+    def selector(self, name, raw) -> Selector | None:
+        modes = [k for k in SELECTOR_KEYS if k in raw]
+        path = ("layers", name)
+        if len(modes) != 1:
+            self.problems.append(self.doc.problem("KV121", path, f"layer set '{name}' needs "
+                                 f"exactly one of {', '.join(SELECTOR_KEYS)} (has {modes})"))
+            return None
+        mode = modes[0]
+        if mode == "where":
+            return Selector(mode, expr=self.expr(path + ("where",), {"i"}))
+        if mode == "all":
+            return Selector(mode)
+        if mode == "except":
+            return Selector(mode, names=tuple(raw["except"]))
+        field = raw[mode]
+        want = "string" if mode == "chars" else "list"
+        if self.fields.get(field, {}).get("type") != want:
+            self.problems.append(self.doc.problem("KV122", path + (mode,), f"'{field}' must "
+                                 f"be a field of type {want}", f"declare `{field}: {{from: [...], "
+                                 f"type: {want}, optional: true}}` under fields"))
+        fallback = self.expr(path + ("fallback_where",), {"i"}) if "fallback_where" in raw else None
+        if mode != "indices" and "in" not in raw:
+            self.problems.append(self.doc.problem("KV121", path, f"layer set '{name}' with "
+                                 f"`{mode}` needs `in: [values]`"))
+        return Selector(mode, field=field, key=raw.get("key"), values=tuple(raw.get("in", ())),
+                        fallback=fallback, base=raw.get("base", 0))
+
+    def component(self, idx, raw) -> Component | None:
+        path = ("components", idx)
+        kind = raw["kind"]
+        key = "bytes_per_token_per_layer" if kind in TOKEN_KINDS else "bytes_per_sequence_per_layer"
+        need = [key] + (["window"] if kind in ("sliding", "chunked") else []) + (
+            ["ratio"] if kind == "compressed" else [])
+        for k in need:
+            if k not in raw:
+                self.problems.append(self.doc.problem("KV123", path, f"component "
+                                     f"'{raw['name']}' of kind {kind} needs `{k}`"))
+        if any(k not in raw for k in need):
+            return None
+        layouts = tuple((n, v["summary"], self.expr(path + ("layouts", n, key)))
+                        for n, v in raw.get("layouts", {}).items() if key in v)
+        opt = {k: self.expr(path + (k,)) for k in ("window", "ratio", "when") if k in raw}
+        heads = self.expr(path + ("shard", "heads")) if "heads" in raw["shard"] else None
+        return Component(raw["name"], raw.get("summary", ""), kind, raw["layers"],
+                         self.expr(path + (key,)), heads, layouts=layouts, **opt)
+
+
+def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
+    """Compile a schema-valid document; returns (architecture or None, problems)."""
+    c, d = _Compiler(doc), doc.data
+    fields = {n: c.field(n, raw) for n, raw in d["fields"].items()}
+    layers = {n: c.selector(n, raw) for n, raw in d["layers"].items()}
+    comps = [c.component(i, raw) for i, raw in enumerate(d["components"])]
+    names = set(layers)
+    refs = [(("partition", i), n) for i, n in enumerate(d["partition"])]
+    refs += [(("components", i, "layers"), raw["layers"]) for i, raw in enumerate(d["components"])]
+    refs += [(("layers", n, "except"), x) for n, raw in d["layers"].items() for x in raw.get("except", ())]
+    for path, ref in refs:
+        if ref not in names:
+            c.problems.append(doc.problem("KV124", path, f"unknown layer set '{ref}'",
+                                          f"defined sets: {', '.join(sorted(names))}"))
+    requires = tuple((c.expr(("requires", i, "check")), r["message"])
+                     for i, r in enumerate(d.get("requires", ())))
+    count = c.expr(("layer_count",))
+    divides = tuple(c.expr(("tensor_parallel", "divides", i))
+                    for i, _ in enumerate(d.get("tensor_parallel", {}).get("divides", ())))
+    if "max_context" not in fields:
+        c.problems.append(doc.problem("KV125", ("fields",), "every architecture needs a "
+                          "`max_context` field (the declared maximum context)",
+                          "add `max_context: {from: [max_position_embeddings]}`", key=True))
+    if c.problems:
+        return None, c.problems
+    m = d["match"]
+    return Architecture(
+        d["id"], doc.file, d["summary"], tuple(m["model_type"]), tuple(m.get("architectures", ())),
+        tuple(m.get("text_model_type", ())), m.get("config_root"), fields, requires, count,
+        layers, tuple(d["partition"]), tuple(comps), divides, dict(d.get("ignores", {})),
+        tuple(d["sources"])), []

@@ -1,0 +1,83 @@
+"""Discover, validate and compile the architecture spec corpus (or a contributor's files)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from ..errors import Problem, SpecError
+from ..paths import display_path, specs_dir
+from .architecture import Architecture, compile_architecture
+from .loader import load_file
+from .schema import check
+
+ARCH_SCHEMA = "architecture.v1.schema.json"
+
+
+def spec_files(kind: str = "architectures") -> list[Path]:
+    """The spec files of one kind, sorted; files starting with '_' are templates/data."""
+    return sorted(p for p in specs_dir(kind).glob("*.yaml") if not p.name.startswith("_"))
+
+
+def load_architecture_file(path: Path) -> tuple[Architecture | None, list[Problem]]:
+    """Load, validate and compile one architecture spec file."""
+    doc, problems = load_file(path, display_path(path))
+    if doc is None:
+        return None, problems
+    problems += check(doc, ARCH_SCHEMA)
+    if problems:
+        return None, problems
+    arch, more = compile_architecture(doc)
+    if arch and arch.id != path.stem:
+        more.append(doc.problem("KV301", ("id",), f"id '{arch.id}' does not match the file "
+                                f"name '{path.name}'", f"rename the file to {arch.id}.yaml "
+                                "or set `id: " + path.stem + "`"))
+        arch = None
+    return arch, problems + more
+
+
+def corpus_problems(archs: list[Architecture]) -> list[Problem]:
+    """Cross-spec checks: no two specs claim the same model_type or architecture class."""
+    problems, claimed = [], {}
+    for a in archs:
+        for kind, values in (("model_type", a.model_types), ("architectures", a.architectures)):
+            for v in values:
+                other = claimed.setdefault((kind, v), a)
+                if other is not a:
+                    problems.append(Problem("KV302", a.file, 1, 1, f"{kind} '{v}' is claimed by "
+                                            f"both '{other.id}' and '{a.id}'",
+                                            "each matcher belongs to exactly one spec"))
+    return problems
+
+
+def load_paths(paths: list[Path]) -> list[Architecture]:
+    """Load the given spec files; raise SpecError listing every problem in every file."""
+    archs, problems = [], []
+    for p in paths:
+        arch, probs = load_architecture_file(p)
+        problems += probs
+        if arch:
+            archs.append(arch)
+    problems += corpus_problems(archs)
+    if problems:
+        raise SpecError(problems)
+    return archs
+
+
+@cache
+def builtin_architectures() -> tuple[Architecture, ...]:
+    """The bundled corpus, loaded once per process."""
+    return tuple(load_paths(spec_files()))
+
+
+@cache
+def watchlist() -> dict[str, str]:
+    """Config keys that change per-sequence state; a spec must read or ignore each it meets."""
+    path = specs_dir("architectures") / "_watchlist.yaml"
+    doc, problems = load_file(path, display_path(path))
+    keys = doc.data.get("keys") if doc and isinstance(doc.data, dict) else None
+    if problems or not isinstance(keys, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
+        raise SpecError(problems or [Problem("KV110", display_path(path), 1, 1,
+                                             "`keys` must map config keys to reasons")])
+    return keys

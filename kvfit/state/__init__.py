@@ -1,0 +1,1 @@
+"""Per-sequence inference state: match a config to a spec, resolve fields, count bytes."""

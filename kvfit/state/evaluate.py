@@ -1,0 +1,121 @@
+"""Count the per-sequence state of a checkpoint: every component, whole model and per rank."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..errors import ConfigError, UnsupportedArchitecture
+from ..expr import Expr, ExprError
+from ..specs.architecture import Architecture, Component
+from .fields import Resolved
+from .kinds import entries
+
+
+@dataclass(frozen=True)
+class ComponentState:
+    """One component's state for one sequence at the planned context.
+
+    bytes_per_entry: bytes one layer keeps per retained entry (whole model, before sharding);
+    entries_per_layer: entries each layer keeps at this context;
+    bytes_per_sequence: layers x entries x bytes_per_entry.
+    heads: the head count the state divides by across TP (None when replicated).
+    """
+
+    name: str
+    kind: str
+    summary: str
+    layer_set: str
+    layers: int
+    entries_per_layer: int
+    bytes_per_entry: int
+    bytes_per_sequence: int
+    heads: int | None
+    formula: str
+    layout: str
+    window: int | None = None
+    ratio: int | None = None
+
+    def heads_per_rank(self, tp: int) -> int | None:
+        """KV heads one rank keeps at this TP size (None when replicated)."""
+        if self.heads is None:
+            return None
+        return self.heads // tp if tp <= self.heads else 1
+
+    def per_rank(self, tp: int) -> int:
+        """Bytes one rank keeps for one sequence at attention TP size `tp`."""
+        if self.heads is None:
+            return self.bytes_per_sequence
+        share = Fraction(self.bytes_per_sequence * self.heads_per_rank(tp), self.heads)
+        return int(share) if share.denominator == 1 else -(-share.numerator // share.denominator)
+
+    def tp_problem(self, tp: int) -> str | None:
+        """Why TP=`tp` cannot shard this state evenly, or None."""
+        h = self.heads
+        if h is None or (tp <= h and h % tp == 0) or (tp > h and tp % h == 0):
+            return None
+        return f"{self.name}: {h} heads cannot be split evenly across TP={tp}"
+
+
+def _int_bytes(expr: Expr, names: dict, what: str, arch: Architecture) -> int:
+    try:
+        value = expr.evaluate(names)
+    except ExprError as exc:
+        raise ConfigError(f"spec '{arch.id}': {what} '{expr.text}' cannot be computed: "
+                          f"{exc.message}.") from None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"spec '{arch.id}': {what} '{expr.text}' gave {value}, not a "
+                          "non-negative whole number; bytes must be exact.")
+    return value
+
+
+def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState | None:
+    if not sets[c.layers] or (c.when is not None and not c.when.evaluate(names)):
+        return None
+    chosen = next(((n, e) for n, _, e in c.layouts if n == layout), None)
+    expr = chosen[1] if chosen else c.bytes
+    per_entry = _int_bytes(expr, names, f"{c.name} bytes", arch)
+    param = None
+    if c.window is not None or c.ratio is not None:
+        param = _int_bytes(c.window or c.ratio, names, f"{c.name} window/ratio", arch)
+        if param == 0:
+            raise ConfigError(f"spec '{arch.id}': {c.name} window/ratio is 0.")
+    heads = _int_bytes(c.shard_heads, names, f"{c.name} heads", arch) if c.shard_heads else None
+    if heads == 0:
+        raise UnsupportedArchitecture(f"{c.name}: the config gives 0 heads.")
+    n_layers, per_layer = len(sets[c.layers]), entries(c.kind, ctx, param)
+    return ComponentState(
+        c.name, c.kind, c.summary, c.layers, n_layers, per_layer, per_entry,
+        n_layers * per_layer * per_entry, heads, expr.text, chosen[0] if chosen else "logical",
+        window=param if c.kind in ("sliding", "chunked") else None,
+        ratio=param if c.kind == "compressed" else None)
+
+
+def evaluate_components(arch: Architecture, fields: dict[str, Resolved], sets: dict,
+                        ctx: int, dtype_names: dict, layout: str | None) -> list[ComponentState]:
+    """Evaluate every counted component at context `ctx` (tokens)."""
+    names = {k: r.value for k, r in fields.items() if r.value is not None} | dtype_names
+    out = []
+    for c in arch.components:
+        state = _component(c, names, sets, ctx, layout, arch)
+        if state is not None:
+            out.append(state)
+    return out
+
+
+def check_requirements(arch: Architecture, fields: dict[str, Resolved]) -> None:
+    """Reject configs that fail the spec's `requires` checks."""
+    names = {k: r.value for k, r in fields.items() if r.value is not None}
+    for expr, message in arch.requires:
+        try:
+            ok = expr.evaluate(names)
+        except ExprError as exc:
+            raise UnsupportedArchitecture(f"spec '{arch.id}': check '{expr.text}' cannot be "
+                                          f"evaluated for this config ({exc.message}).") from None
+        if not ok:
+            raise UnsupportedArchitecture(f"spec '{arch.id}': {message} (check: {expr.text})",
+                                          fields=tuple(sorted(expr.names)))

@@ -1,0 +1,106 @@
+"""Evaluate a spec's named layer sets against resolved fields, and check the partition."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError, UnsupportedArchitecture
+from ..expr import ExprError
+from ..specs.architecture import Architecture, Selector
+
+MAX_LAYERS = 10_000
+
+
+def _entry(value, key: str | None):
+    for part in (key.split(".") if key else ()):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _per_layer(sel: Selector, values: dict, n: int, arch: Architecture):
+    seq = values.get(sel.field)
+    if seq is None:
+        return None
+    if len(seq) != n:
+        raise ConfigError(f"'{_keys(arch, sel.field)}' has {len(seq)} entries but the model has "
+                          f"{n} layers.", fields=(_keys(arch, sel.field),))
+    return [_entry(v, sel.key) for v in seq]
+
+
+def _keys(arch: Architecture, field: str) -> str:
+    return "/".join(arch.fields[field].keys) or field
+
+
+def _where(expr, values: dict, n: int, arch: Architecture) -> set[int]:
+    out = set()
+    for i in range(n):
+        try:
+            if expr.evaluate({**values, "i": i}):
+                out.add(i)
+        except ExprError as exc:
+            raise ConfigError(f"spec '{arch.id}': layer rule '{expr.text}' failed at layer {i}: "
+                              f"{exc.message}.") from None
+    return out
+
+
+def _select(name: str, sel: Selector, values: dict, n: int, arch, done: dict) -> set[int]:
+    if sel.mode == "all":
+        return set(range(n))
+    if sel.mode == "where":
+        return _where(sel.expr, values, n, arch)
+    if sel.mode == "except":
+        taken = set().union(*(done[x] for x in sel.names))
+        return set(range(n)) - taken
+    if sel.mode == "indices":
+        nums = values.get(sel.field) or []
+        bad = [x for x in nums if not isinstance(x, int) or not 0 <= x - sel.base < n]
+        if bad:
+            raise ConfigError(f"'{_keys(arch, sel.field)}' lists layer numbers {bad[:5]} outside "
+                              f"1..{n}" if sel.base else f"0..{n - 1}", fields=(_keys(arch, sel.field),))
+        return {x - sel.base for x in nums}
+    entries = _per_layer(sel, values, n, arch)
+    if entries is None:
+        return _where(sel.fallback, values, n, arch) if sel.fallback else set()
+    return {i for i, v in enumerate(entries) if v in sel.values}
+
+
+def evaluate_layers(arch: Architecture, values: dict) -> tuple[int, dict[str, list[int]]]:
+    """(layer count, {set name: sorted layer indexes}); raises when the partition fails."""
+    try:
+        n = arch.layer_count.evaluate(values)
+    except ExprError as exc:
+        raise ConfigError(f"spec '{arch.id}': layer count '{arch.layer_count.text}' cannot be "
+                          f"computed: {exc.message}.") from None
+    if not isinstance(n, int) or not 0 < n <= MAX_LAYERS:
+        raise ConfigError(f"layer count {n!r} is not a whole number from 1 to {MAX_LAYERS}.")
+    done: dict[str, set[int]] = {}
+    pending = dict(arch.layers)
+    while pending:
+        ready = [k for k, sel in pending.items() if all(x in done for x in sel.names)]
+        if not ready:
+            raise ConfigError(f"spec '{arch.id}': layer sets {sorted(pending)} refer to each "
+                              "other in a cycle.")
+        for name in ready:
+            done[name] = _select(name, pending.pop(name), values, n, arch, done)
+    _check_partition(arch, values, n, done)
+    return n, {k: sorted(v) for k, v in done.items()}
+
+
+def _check_partition(arch: Architecture, values: dict, n: int, done: dict) -> None:
+    for i in range(n):
+        owners = [p for p in arch.partition if i in done[p]]
+        if len(owners) == 1:
+            continue
+        facts = [f"{_keys(arch, s.field)}[{i}] = {_describe(values.get(s.field), i, s.key)}"
+                 for s in arch.layers.values() if s.field and values.get(s.field) is not None]
+        detail = f" ({'; '.join(sorted(set(facts)))})" if facts else ""
+        what = "is not covered by" if not owners else f"is in several of ({', '.join(owners)})"
+        raise UnsupportedArchitecture(
+            f"layer {i}{detail} {what} spec '{arch.id}''s layer kinds "
+            f"({', '.join(arch.partition)}); kvfit will not guess its state.",
+            fields=tuple(sorted({_keys(arch, s.field) for s in arch.layers.values() if s.field})))
+
+
+def _describe(seq, i: int, key: str | None):
+    try:
+        return repr(_entry(seq[i], key))
+    except (IndexError, TypeError):
+        return "?"
