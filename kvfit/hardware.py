@@ -56,7 +56,7 @@ class System:
 def _load(kind: str, schema: str) -> list[dict]:
     docs, problems = [], []
     for path in sorted(specs_dir(kind).glob("*.yaml")):
-        doc, probs = load_file(path, display_path(path))
+        doc, probs = load_file(path, display_path(path), allow_null=True)
         if doc is not None and not probs:
             probs = check(doc, schema)
         problems += probs

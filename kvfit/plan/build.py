@@ -162,8 +162,9 @@ def _placements(req, arch, values, comps, weights, warnings) -> dict:
         lay["replication"] = _replication(lay["tp"], comps)
     best = recommend(layouts)
     chosen = next((x for x in layouts if best and x["tp"] == best["tp"]), None)
+    fits = None if weights is None else (chosen["fits"] if chosen else False)
     return {"target": target, "hardware": hw | {"gpus": gpus}, "layouts": layouts,
-            "recommended": best, "fits": chosen["fits"] if chosen else False}
+            "recommended": best, "fits": fits}
 
 
 def _replication(tp: int, comps) -> list[str]:

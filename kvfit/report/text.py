@@ -30,8 +30,11 @@ def _verdict(r: dict) -> list[str]:
     if not r["layouts"]:
         line = (f"STATE ONLY: {gib(r['state']['bytes_per_sequence'])} per sequence; pass "
                 "--hardware and --gpus to plan a fit.")
+    elif r["weights"]["bytes"] is None:
+        line = ("WEIGHTS UNKNOWN: per-rank state is shown, but no fit can be judged; pass "
+                "--weight-gib or a checkpoint with weight files or an index.")
     elif best is None:
-        line = "NO LAYOUT: no valid layout with known capacity."
+        line = "NO LAYOUT: no valid layout for this model on these GPUs."
     else:
         lay = next(x for x in r["layouts"] if x["tp"] == best["tp"])
         word = {True: "FITS", False: "DOES NOT FIT", None: "UNKNOWN"}[lay["fits"]]
@@ -54,7 +57,7 @@ def _layouts(r: dict) -> list[str]:
                      "-" if x["max_sequences"] is None else f"{x['max_sequences']:,}", verdict])
     out += _table(rows, {0, 1, 2, 3, 4, 5})
     for x in r["layouts"]:
-        if x["fits"] is not True:
+        if x["fits"] is False:
             out.append(f"  TP={x['tp']}: {x['reason']}")
         out += [f"  TP={x['tp']}: {note}" for note in x.get("replication", ())]
     if r["recommended"]:

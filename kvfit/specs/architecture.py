@@ -13,7 +13,7 @@ from ..expr import Expr, ExprError, compile_expr
 from .loader import Doc
 
 INJECTED = frozenset({"kv_bytes", "index_bytes", "model_bytes", "mtp"})
-TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compressed"})
+TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compressed", "draft"})
 SELECTOR_KEYS = ("all", "where", "list", "chars", "indices", "except")
 
 
@@ -147,7 +147,8 @@ class _Compiler:
         path = ("components", idx)
         kind = raw["kind"]
         key = "bytes_per_token_per_layer" if kind in TOKEN_KINDS else "bytes_per_sequence_per_layer"
-        need = [key] + (["window"] if kind in ("sliding", "chunked") else []) + (
+        need = [] if kind == "none" else [key]
+        need += (["window"] if kind in ("sliding", "chunked", "draft") else []) + (
             ["ratio"] if kind == "compressed" else [])
         for k in need:
             if k not in raw:
@@ -159,8 +160,9 @@ class _Compiler:
                         for n, v in raw.get("layouts", {}).items() if key in v)
         opt = {k: self.expr(path + (k,)) for k in ("window", "ratio", "when") if k in raw}
         heads = self.expr(path + ("shard", "heads")) if "heads" in raw["shard"] else None
+        bytes_ = compile_expr(0, set()) if kind == "none" else self.expr(path + (key,))
         return Component(raw["name"], raw.get("summary", ""), kind, raw["layers"],
-                         self.expr(path + (key,)), heads, layouts=layouts, **opt)
+                         bytes_, heads, layouts=layouts, **opt)
 
 
 def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:

@@ -99,8 +99,11 @@ def _events_with_anchors(text: str) -> list[tuple[int, int]]:
     return marks
 
 
-def load_text(text: str, file: str) -> tuple[Doc | None, list[Problem]]:
-    """Parse YAML text strictly; return the document (if parseable) and all problems."""
+def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | None, list[Problem]]:
+    """Parse YAML text strictly; return the document (if parseable) and all problems.
+
+    allow_null: hardware/system specs write null for "no source gives this figure".
+    """
     problems: list[Problem] = []
     lines = text.splitlines()
     try:
@@ -126,13 +129,14 @@ def load_text(text: str, file: str) -> tuple[Doc | None, list[Problem]]:
     for item in raw:
         if isinstance(item, Problem):
             problems.append(item)
-        else:
+        elif not allow_null:
             problems.append(doc.problem("KV105", item[1], "null value is not allowed",
                                         "omit the key instead of writing null or ~"))
     return doc, problems
 
 
-def load_file(path: Path, display: str | None = None) -> tuple[Doc | None, list[Problem]]:
+def load_file(path: Path, display: str | None = None,
+              allow_null: bool = False) -> tuple[Doc | None, list[Problem]]:
     """Read and strictly parse one spec file."""
     name = display or str(path)
     try:
@@ -145,4 +149,4 @@ def load_file(path: Path, display: str | None = None) -> tuple[Doc | None, list[
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None, [Problem("KV100", name, 1, 1, "spec file is not UTF-8 text")]
-    return load_text(text, name)
+    return load_text(text, name, allow_null)

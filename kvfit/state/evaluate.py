@@ -91,7 +91,7 @@ def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState |
     return ComponentState(
         c.name, c.kind, c.summary, c.layers, n_layers, per_layer, per_entry,
         n_layers * per_layer * per_entry, heads, expr.text, chosen[0] if chosen else "logical",
-        window=param if c.kind in ("sliding", "chunked") else None,
+        window=param if c.kind in ("sliding", "chunked", "draft") else None,
         ratio=param if c.kind == "compressed" else None)
 
 

@@ -28,6 +28,11 @@ def _compressed(ctx: int, param: int | None) -> int:
     return math.ceil(ctx / param)
 
 
+def _none(ctx: int, param: int | None) -> int:
+    """none: the layer keeps no per-sequence cache (MLP-only or no-op attention layers)."""
+    return 0
+
+
 def _constant(ctx: int, param: int | None) -> int:
     """constant: one fixed-size state per sequence, independent of context."""
     return 1
@@ -41,6 +46,8 @@ RETENTION = {
     "chunked": _window,
     "compressed": _compressed,
     "constant": _constant,
+    "draft": _window,
+    "none": _none,
 }
 
 DESCRIPTIONS = {
@@ -51,6 +58,8 @@ DESCRIPTIONS = {
     "chunked": "keeps the tokens of the current `window`-sized chunk",
     "compressed": "keeps one entry per `ratio` tokens",
     "constant": "keeps a fixed-size state per sequence",
+    "draft": "draft-model layers keep the last `window` tokens",
+    "none": "keeps nothing",
 }
 
 

@@ -1,0 +1,50 @@
+"""Shared test helpers: run the CLI in-process, and text/JSON single-file snapshots."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from kvfit.cli.main import main
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One readable .txt file per snapshot (rendered text reports and errors)."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+class JsonSnapshot(SingleFileSnapshotExtension):
+    """One .json file per snapshot (JSON reports)."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "json"
+
+
+@pytest.fixture
+def snap_text(snapshot):
+    return snapshot.use_extension(TextSnapshot)
+
+
+@pytest.fixture
+def snap_json(snapshot):
+    return snapshot.use_extension(JsonSnapshot)
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """Run `kvfit ARGS` in-process; returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_json(*args: str) -> tuple[int, dict]:
+    """Run with --json and parse stdout."""
+    code, out, err = run_cli(*args, "--json")
+    return code, json.loads(out)
