@@ -145,9 +145,18 @@ def _check_node(node: ast.AST, known) -> None:
     if isinstance(node, ast.Constant) and (
             isinstance(node.value, (str, bytes, complex)) or node.value is None):
         raise ExprError("strings and None are not allowed in expressions", col=col)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        exp = node.right
+        if not (isinstance(exp, ast.Constant) and type(exp.value) is int
+                and 0 <= exp.value <= MAX_EXPONENT):
+            raise ExprError(f"an exponent must be a literal whole number from 0 to {MAX_EXPONENT}",
+                            col=getattr(exp, "col_offset", col))
     if isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
-            name = getattr(node.func, "id", "?")
+        if not isinstance(node.func, ast.Name):
+            raise ExprError("only the whitelisted functions may be called, by name", col=col,
+                            help="allowed: " + ", ".join(sorted(FUNCTIONS)))
+        if node.func.id not in FUNCTIONS or node.keywords:
+            name = node.func.id
             raise ExprError(f"unknown function '{name}'", col=col, width=len(name),
                             help=_suggest(name, FUNCTIONS))
     elif isinstance(node, ast.Name) and node.id not in known and node.id not in FUNCTIONS:

@@ -75,7 +75,7 @@ def _context(req, fields, warnings) -> tuple[int, int | None, str]:
 def plan(req: PlanRequest) -> dict:
     """Run a plan and return the JSON-ready report."""
     meta = load_metadata(req)
-    arch, root, root_name = select(meta.config, builtin_architectures())
+    arch, root, root_name = select(meta.config, builtin_architectures(), watchlist())
     reject_unhandled(arch, root, root_name, watchlist())
     prefix = f"{root_name}." if root_name else ""
     fields = resolve_fields(arch, root, prefix)

@@ -10,22 +10,30 @@ def _meaningful(value) -> bool:
     return value not in (None, False, 0, "", [], {})
 
 
-def _by_model_type(config: dict, archs) -> Architecture:
+def _state_keys(config: dict, watch: dict[str, str]) -> list[str]:
+    roots = [("", config)] + [(f"{k}.", v) for k, v in config.items()
+                              if k.endswith("_config") and isinstance(v, dict)]
+    return sorted(f"{p}{k}" for p, d in roots for k in watch if _meaningful(d.get(k)))
+
+
+def _by_model_type(config: dict, archs, watch: dict[str, str]) -> Architecture:
     mt = config["model_type"]
     for a in archs:
         if mt in a.model_types:
             return a
-    extra = ""
+    state = _state_keys(config, watch)
+    extra = (f" It declares state-changing fields ({', '.join(state)}) that no checked spec "
+             "models for this type." if state else "")
     if isinstance(config.get("auto_map"), dict):
         classes = ", ".join(sorted(str(v) for v in config["auto_map"].values()))
-        extra = (f" It declares custom remote code (auto_map: {classes}), which kvfit never "
+        extra += (f" It declares custom remote code (auto_map: {classes}), which kvfit never "
                  "runs; no checked spec covers that class.")
     raise UnsupportedArchitecture(
         f"model_type '{mt}' is not covered by any architecture spec.{extra} kvfit does not "
         "apply the textbook KV formula to an architecture it has not checked.",
         hint="See `kvfit specs list` for supported families, or add a spec (README: "
              "'Adding an architecture').", fields=("model_type",) + (
-            ("auto_map",) if extra else ()))
+            ("auto_map",) if "auto_map" in config else ()) + tuple(state))
 
 
 def _by_architectures(config: dict, archs) -> Architecture:
@@ -38,20 +46,22 @@ def _by_architectures(config: dict, archs) -> Architecture:
     if len(hits) != 1:
         several = f"matches several specs ({', '.join(sorted(hits))})"
         what = several if hits else "is not covered by any spec"
+        remote = " It declares custom remote code (auto_map), which kvfit never runs." if (
+            "auto_map" in config) else ""
         raise UnsupportedArchitecture(
-            f"the config has no model_type and its architectures {classes} {what}.",
-            fields=("architectures",))
+            f"the config has no model_type and its architectures {classes} {what}.{remote}",
+            fields=("architectures",) + (("auto_map",) if remote else ()))
     return next(iter(hits.values()))
 
 
-def select(config: dict, archs) -> tuple[Architecture, dict, str]:
+def select(config: dict, archs, watch: dict[str, str]) -> tuple[Architecture, dict, str]:
     """Return (spec, root dict fields are read from, root name or '') for a config."""
     if not isinstance(config, dict):
         raise ConfigError("config.json must hold a JSON object.")
     mt = config.get("model_type")
     if mt is not None and not isinstance(mt, str):
         raise ConfigError(f"model_type must be a string, got {mt!r}.", fields=("model_type",))
-    arch = _by_model_type(config, archs) if mt else _by_architectures(config, archs)
+    arch = _by_model_type(config, archs, watch) if mt else _by_architectures(config, archs)
     root, root_name = config, ""
     if arch.config_root and isinstance(config.get(arch.config_root), dict):
         root, root_name = config[arch.config_root], arch.config_root

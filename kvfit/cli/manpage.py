@@ -1,0 +1,21 @@
+"""The parser the man page documents: plan options plus the subcommands.
+
+Regenerate with:
+    uv run argparse-manpage --module kvfit.cli.manpage --function man_parser \
+        --project-name kvfit --prog kvfit --manual-title "kvfit manual" --output man/kvfit.1
+(tests/test_manpage.py checks that the committed page is current).
+"""
+
+from __future__ import annotations
+
+from .plan_args import build_parser
+from .specs_cmd import build_parser as specs_parser
+
+
+def man_parser():
+    p = build_parser()
+    sub = p.add_subparsers(title="subcommands", dest="command", metavar="COMMAND")
+    for action in specs_parser()._subparsers._group_actions[0].choices.items():
+        name, sp = action
+        sub.add_parser(f"specs {name}", help=sp.description or "", parents=[sp], add_help=False)
+    return p

@@ -1,0 +1,71 @@
+"""The expression sandbox: exact arithmetic, and refusal of anything else."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from kvfit.expr import ExprError, ceil_div, compile_expr
+
+NAMES = {"kv_heads", "head_dim", "kv_bytes", "layers", "window", "flags"}
+
+
+def test_fractional_dtype_gives_exact_integer_bytes():
+    # nvfp4: 9/16 byte per value; 2 x 8 heads x 128 values x 9/16 = 1,152 B exactly.
+    e = compile_expr("2 * kv_heads * head_dim * kv_bytes", NAMES)
+    assert e.evaluate({"kv_heads": 8, "head_dim": 128, "kv_bytes": Fraction(9, 16)}) == 1152
+
+
+def test_ceil_div_and_conditionals():
+    e = compile_expr("ceil_div(layers, 4) if window > 0 else 0", NAMES)
+    assert e.evaluate({"layers": 61, "window": 1}) == 16
+    assert e.evaluate({"layers": 61, "window": 0}) == 0
+    assert ceil_div(7, 2) == 4 and ceil_div(8, 2) == 4
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("kv_head * 2", "unknown name 'kv_head'"),
+    ("__import__('os').system('id')", "only the whitelisted functions"),
+    ("open('x')", "unknown function 'open'"),
+    ("head_dim.real", "'Attribute' is not allowed"),
+    ("flags[0]", "'Subscript' is not allowed"),
+    ("'abc'", "strings and None are not allowed"),
+    ("[x for x in flags]", "not allowed"),
+    ("lambda: 1", "'Lambda' is not allowed"),
+    ("9**9**9", "exponent must be a literal"),
+    ("2 ** layers", "exponent must be a literal"),
+    ("1; 2", "syntax error"),
+    ("x = 1", "syntax error"),
+    ("(" * 600, "longer than"),
+])
+def test_refused_at_compile_time(text, message):
+    with pytest.raises(ExprError) as info:
+        compile_expr(text, NAMES)
+    assert message in info.value.message
+
+
+def test_unknown_name_suggests_the_close_one():
+    with pytest.raises(ExprError) as info:
+        compile_expr("2 * kv_head", NAMES)
+    assert "did you mean 'kv_heads'?" in info.value.help
+    assert info.value.col == 4 and info.value.width == len("kv_head")
+
+
+@pytest.mark.parametrize("text", ["(2**64) * (2**64) * (2**64)", "head_dim ** 64 * head_dim ** 64"])
+def test_numbers_are_bounded_at_evaluation(text):
+    e = compile_expr(text, NAMES)
+    with pytest.raises(ExprError) as info:
+        e.evaluate({"head_dim": 1024})
+    assert "bound" in info.value.message
+
+
+def test_division_by_zero_is_an_expr_error():
+    with pytest.raises(ExprError):
+        compile_expr("layers // window", NAMES).evaluate({"layers": 4, "window": 0})
+
+
+def test_non_expression_values_rejected():
+    with pytest.raises(ExprError):
+        compile_expr(True, NAMES)
+    assert compile_expr(576, NAMES).evaluate({}) == 576
