@@ -19,17 +19,17 @@ def _no_duplicates(pairs):
     return out
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json(raw: bytes, name: str) -> object:
-    """Parse JSON bytes strictly; any problem is a ConfigError naming the file."""
+    """Parse JSON bytes strictly; any problem is a ConfigError naming the file.
+
+    Infinity/NaN are accepted: real configs written by Python's json carry them (Nemotron-H's
+    time_step_limit is [0.0, Infinity]); a field that must be a count still rejects them.
+    """
     if len(raw) > MAX_JSON_BYTES:
         raise ConfigError(f"{name} is larger than 64 MiB; refusing to parse it.")
     try:
         text = raw.decode("utf-8-sig")
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        return json.loads(text, object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError:
         raise ConfigError(f"{name} is not UTF-8 text.") from None
     except json.JSONDecodeError as exc:
