@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from .errors import SpecError, UsageError
-from .paths import display_path, specs_dir
-from .specs.loader import load_file
-from .specs.schema import check
+from .paths import specs_dir
+from .specs import cache as spec_cache
+from .specs.checked import load_checked
 
 GIB, MIB = 1024**3, 1024**2
 
@@ -56,12 +56,12 @@ class System:
 def _load(kind: str, schema: str) -> list[dict]:
     docs, problems = [], []
     for path in sorted(specs_dir(kind).glob("*.yaml")):
-        doc, probs = load_file(path, display_path(path), allow_null=True)
-        if doc is not None and not probs:
-            probs = check(doc, schema)
+        doc, probs, key = load_checked(path, schema, allow_null=True)
         problems += probs
         if doc is not None and not probs:
             docs.append(doc.data)
+            if key is not None:
+                spec_cache.put(key, doc.data)
     if problems:
         raise SpecError(problems)
     return docs

@@ -339,9 +339,16 @@ def _data_path() -> Path:
 @lru_cache(maxsize=1)
 def _floors() -> tuple[tuple[str, dict, float, str], ...]:
     """Runtime-floor rules (id, match, floor in GiB, basis) from the YAML data file."""
-    from ruamel.yaml import YAML  # lazy: only a summary that reaches the floors pays for it
+    from .errors import SpecError
+    from .specs import cache as spec_cache
+    from .specs.checked import load_checked
 
-    data = YAML(typ="safe", pure=True).load(_data_path().read_text(encoding="utf-8"))
+    doc, problems, key = load_checked(_data_path(), "runtime-floors.v1.schema.json")
+    if doc is None or problems:
+        raise SpecError(problems)
+    if key is not None:
+        spec_cache.put(key, doc.data)
+    data = doc.data
     try:
         return tuple((r["id"], dict(r["match"]), float(r["floor_gib"]), str(r["basis"]))
                      for r in data["floors"])

@@ -59,6 +59,15 @@ def test_every_spec_has_cases_and_pinned_configs(spec_id):
     assert list(folder.glob("configs/*/config.json")) or list(folder.glob("configs/*.json"))
 
 
+@pytest.mark.parametrize("spec_id", ARCH_IDS)
+def test_cases_files_match_their_schema(spec_id):
+    import jsonschema
+    schema = json.loads((ROOT / "schemas" / "cases.v1.schema.json").read_text())
+    path = ROOT / "tests" / "architectures" / spec_id / "cases.yaml"
+    if path.is_file():
+        jsonschema.validate(YAML(typ="safe").load(path.read_text()), schema)
+
+
 def test_every_case_folder_has_a_spec():
     folders = {p.name for p in (ROOT / "tests" / "architectures").iterdir() if p.is_dir()}
     assert folders <= set(ARCH_IDS), folders - set(ARCH_IDS)

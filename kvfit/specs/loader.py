@@ -10,10 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
 from ..errors import Problem
 
 MAX_SPEC_BYTES = 1_000_000
@@ -30,6 +26,8 @@ class Doc:
 
     def span(self, path: tuple) -> tuple[int, int]:
         """1-based (line, col) of the value at `path` (keys and list indexes)."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         node, pos = self.tree, (1, 1)
         for key in path:
             if isinstance(node, CommentedMap) and key in node:
@@ -44,6 +42,8 @@ class Doc:
 
     def key_span(self, path: tuple) -> tuple[int, int]:
         """1-based (line, col) of the key that ends `path` (its value's span if not a key)."""
+        from ruamel.yaml.comments import CommentedMap
+
         parent = self.tree
         for key in path[:-1]:
             try:
@@ -65,6 +65,8 @@ class Doc:
 
 
 def _plain(node, doc_problems, file, path=()):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         out = {}
         for k, v in node.items():
@@ -92,6 +94,8 @@ def _plain(node, doc_problems, file, path=()):
 
 
 def _events_with_anchors(text: str) -> list[tuple[int, int]]:
+    from ruamel.yaml import YAML
+
     marks = []
     for event in YAML().parse(text):
         if getattr(event, "anchor", None) is not None:
@@ -104,6 +108,9 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
 
     allow_null: hardware/system specs write null for "no source gives this figure".
     """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     problems: list[Problem] = []
     lines = text.splitlines()
     try:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..errors import Problem, SpecError
 from ..paths import display_path, specs_dir
+from . import cache as spec_cache
 from .architecture import Architecture, compile_architecture
-from .loader import load_file
-from .schema import check
+from .checked import load_checked
 
 ARCH_SCHEMA = "architecture.v1.schema.json"
 
@@ -21,11 +21,8 @@ def spec_files(kind: str = "architectures") -> list[Path]:
 
 def load_architecture_file(path: Path) -> tuple[Architecture | None, list[Problem]]:
     """Load, validate and compile one architecture spec file."""
-    doc, problems = load_file(path, display_path(path))
-    if doc is None:
-        return None, problems
-    problems += check(doc, ARCH_SCHEMA)
-    if problems:
+    doc, problems, key = load_checked(path, ARCH_SCHEMA)
+    if doc is None or problems:
         return None, problems
     arch, more = compile_architecture(doc)
     if arch and arch.id != path.stem:
@@ -33,6 +30,8 @@ def load_architecture_file(path: Path) -> tuple[Architecture | None, list[Proble
                                 f"name '{path.name}'", f"rename the file to {arch.id}.yaml "
                                 "or set `id: " + path.stem + "`"))
         arch = None
+    if arch is not None and key is not None:
+        spec_cache.put(key, doc.data)
     return arch, problems + more
 
 
@@ -74,10 +73,9 @@ def builtin_architectures() -> tuple[Architecture, ...]:
 def watchlist() -> dict[str, str]:
     """Config keys that change per-sequence state; a spec must read or ignore each it meets."""
     path = specs_dir("architectures") / "_watchlist.yaml"
-    doc, problems = load_file(path, display_path(path))
-    keys = doc.data.get("keys") if doc and isinstance(doc.data, dict) else None
-    if problems or not isinstance(keys, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
-        raise SpecError(problems or [Problem("KV110", display_path(path), 1, 1,
-                                             "`keys` must map config keys to reasons")])
-    return keys
+    doc, problems, key = load_checked(path, "watchlist.v1.schema.json")
+    if doc is None or problems:
+        raise SpecError(problems or [Problem("KV100", display_path(path), 1, 1, "unreadable")])
+    if key is not None:
+        spec_cache.put(key, doc.data)
+    return doc.data["keys"]
