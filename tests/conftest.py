@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
+
+# Tests never reach the real Hub: no telemetry pings, and a private kvfit cache.
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("KVFIT_CACHE_DIR", tempfile.mkdtemp(prefix="kvfit-test-cache-"))
 
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode

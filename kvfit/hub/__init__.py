@@ -1,0 +1,57 @@
+"""Model references and checkpoint metadata from the Hugging Face Hub, GGUF files and the
+offline catalog.
+
+    ref = parse_reference("Qwen/Qwen3-32B@main")
+    meta = resolve(ref, timeout=10.0)          # kvfit.metadata.Metadata
+
+Importing this package is cheap: huggingface_hub, gguf and ruamel.yaml load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .reference import Reference, parse_reference
+
+if TYPE_CHECKING:
+    from ..metadata import Metadata
+
+__all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
+
+
+def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
+            read_headers: bool = False) -> Metadata:
+    """Metadata for a reference.
+
+    offline: never contact the Hub (also implied by HF_HUB_OFFLINE=1); answers come from
+      kvfit's metadata cache or the offline catalog.
+    timeout: seconds allowed per Hub request.
+    read_headers: also read safetensors/GGUF headers of the served weight files
+      (Metadata.tensor_bytes), with HTTP Range requests.
+    Local directories (kind "local") are handled by kvfit.source.local, not here.
+    """
+    if ref.kind == "local":
+        raise NotImplementedError("local checkpoint directories are resolved by kvfit.source")
+    if ref.kind == "gguf-file":
+        from .gguf_source import local_gguf_metadata
+
+        return local_gguf_metadata(ref, read_headers)
+    from .failures import HubUnreachable
+    from .offline import answer_offline
+    from .resolver import resolve_online
+    from .transport import HubClient, offline_requested
+
+    if offline or offline_requested():
+        why = "offline mode (HF_HUB_OFFLINE)" if not offline else "offline mode was requested"
+        return answer_offline(ref, why, read_headers)
+    try:
+        return resolve_online(ref, HubClient(timeout=timeout), read_headers)
+    except HubUnreachable as exc:
+        return answer_offline(ref, f"the Hub could not be reached ({exc.message})", read_headers)
+
+
+def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None:
+    """The offline catalog's snapshot of a repo (see kvfit.hub.catalog.lookup_catalog)."""
+    from .catalog import lookup_catalog as lookup
+
+    return lookup(repo_id, revision)

@@ -1,0 +1,88 @@
+"""A small on-disk cache of resolved metadata, keyed by repo id + full commit sha.
+
+A commit never changes, so entries never expire: a second plan pinned to a full sha makes
+no Hub request, and a plan on a branch makes one (to learn the branch's current sha). The
+last sha seen for each branch is kept too, only so offline runs can say what they reuse.
+
+Layout: <root>/<org>--<name>/<sha>/<key>.json and <root>/<org>--<name>/refs/<quoted rev>.
+Root: KVFIT_CACHE_DIR, else <HF_HOME>/kvfit. Unwritable or corrupt entries are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+FORMAT = 1
+
+
+def cache_root() -> Path:
+    """KVFIT_CACHE_DIR, else <HF_HOME>/kvfit (HF_HOME as set now, else huggingface_hub's)."""
+    explicit = os.environ.get("KVFIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = os.environ.get("HF_HOME")
+    if not home:
+        from huggingface_hub import constants
+
+        home = constants.HF_HOME
+    return Path(home).expanduser() / "kvfit"
+
+
+class MetadataCache:
+    """JSON documents per (repo, sha, key), plus branch -> sha records."""
+
+    def __init__(self, root: Path | None = None):
+        self.root = root or cache_root()
+
+    def _repo_dir(self, repo_id: str) -> Path:
+        """<root>/<org>--<name>."""
+        return self.root / repo_id.replace("/", "--")
+
+    def load(self, repo_id: str, sha: str, key: str) -> dict[str, Any] | None:
+        """The cached document, or None when absent, unreadable or of another format."""
+        try:
+            doc = json.loads((self._repo_dir(repo_id) / sha / f"{_safe(key)}.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            return None
+        return doc.get("data")
+
+    def save(self, repo_id: str, sha: str, key: str, data: dict[str, Any]) -> None:
+        """Store a document atomically; failures to write are ignored (the cache is optional)."""
+        target = self._repo_dir(repo_id) / sha / f"{_safe(key)}.json"
+        _write_atomic(target, json.dumps({"format": FORMAT, "data": data}, sort_keys=True))
+
+    def remember_ref(self, repo_id: str, revision: str | None, sha: str) -> None:
+        """Record that `revision` (None = default branch) pointed at `sha` when last asked."""
+        _write_atomic(self._repo_dir(repo_id) / "refs" / _safe(revision or ""), sha)
+
+    def recall_ref(self, repo_id: str, revision: str | None) -> str | None:
+        """The sha `revision` pointed at when last resolved online, if recorded."""
+        try:
+            sha = (self._repo_dir(repo_id) / "refs" / _safe(revision or "")).read_text().strip()
+        except OSError:
+            return None
+        return sha if len(sha) == 40 else None
+
+
+def _safe(name: str) -> str:
+    """A file-name-safe spelling of a cache key or revision ("" = the default branch)."""
+    return quote(name, safe="") or "@default"
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    """Write via a temporary file + rename; OSError is swallowed."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except OSError:
+        return

@@ -1,0 +1,109 @@
+"""The offline catalog: pinned metadata snapshots of popular checkpoints, shipped in the wheel.
+
+Each entry is a folder kvfit/hub/catalog/<org>--<name>/ holding entry.json (described by
+catalog.schema.json) and byte-for-byte copies of the files it lists. Most configs were
+pinned from a GitHub mirror, not from a Hub commit: such entries have hf_revision null
+and say so in every answer. Nothing here is invented: sizes and commits appear only
+where a real source stated them.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from ..metadata import FileEntry, Metadata
+
+DEFAULT_BRANCHES = (None, "main")
+
+
+def catalog_dir() -> Traversable:
+    """The folder holding the catalog entries."""
+    return resources.files("kvfit.hub").joinpath("catalog")
+
+
+@cache
+def _folders() -> dict[str, str]:
+    """Lower-cased repo id (and former ids) -> entry folder; Hub ids are case-insensitive."""
+    found: dict[str, str] = {}
+    for folder in catalog_dir().iterdir():
+        entry_file = folder.joinpath("entry.json")
+        if folder.is_dir() and entry_file.is_file():
+            entry = json.loads(entry_file.read_text(encoding="utf-8"))
+            for repo_id in (entry["repo_id"], *entry.get("aliases", [])):
+                found[repo_id.lower()] = folder.name
+    return found
+
+
+def catalog_repo_ids() -> list[str]:
+    """Every repo id in the catalog (not counting former ids), sorted."""
+    return sorted({load_entry(name.replace("--", "/", 1))["repo_id"]
+                   for name in _folders().values()})
+
+
+def load_entry(repo_id: str) -> dict[str, Any] | None:
+    """The parsed entry.json for a repo id, or None when it is not catalogued."""
+    folder = _folders().get(repo_id.lower())
+    if folder is None:
+        return None
+    return json.loads(catalog_dir().joinpath(folder, "entry.json").read_text(encoding="utf-8"))
+
+
+def catalog_file(repo_id: str, name: str) -> bytes | None:
+    """The bytes of a file stored with an entry (e.g. checkpoint-tensor-split.json)."""
+    folder = _folders().get(repo_id.lower())
+    if folder is None or name not in {f["file"] for f in load_entry(repo_id)["snapshot"]}:
+        return None
+    return catalog_dir().joinpath(folder, *name.split("/")).read_bytes()
+
+
+def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None:
+    """Metadata from the catalog (origin "catalog"), or None.
+
+    A request for a specific revision is answered only by an entry pinned to that Hub
+    commit (full sha or a 7+ character prefix); None/"main" accepts any entry.
+    """
+    entry = load_entry(repo_id)
+    if entry is None or not _revision_matches(entry["hf_revision"], revision):
+        return None
+    files = {f["file"]: f for f in entry["snapshot"]}
+
+    def parsed(name: str) -> dict[str, Any] | None:
+        return json.loads(catalog_file(repo_id, name)) if name in files else None
+
+    checkpoint = entry.get("checkpoint_files") or []
+    return Metadata(
+        source=entry["repo_id"], origin="catalog", config=parsed("config.json"),
+        revision_requested=revision, revision=entry["hf_revision"],
+        quant_config=parsed("hf_quant_config.json"),
+        safetensors_index=parsed("model.safetensors.index.json"),
+        files=tuple(FileEntry(f["path"], f["size"]) for f in checkpoint),
+        notes=tuple(_notes(entry, files)))
+
+
+def _revision_matches(pinned: str | None, requested: str | None) -> bool:
+    """Whether an entry pinned at `pinned` may answer a request for `requested`."""
+    if requested in DEFAULT_BRANCHES:
+        return True
+    return pinned is not None and len(requested) >= 7 and pinned.startswith(requested)
+
+
+def _notes(entry: dict[str, Any], files: dict[str, dict[str, Any]]) -> list[str]:
+    """Where every number came from, including what the catalog does not know."""
+    config = files["config.json"]
+    origin = config.get("pinned_from")
+    where = f"{origin['repo']}@{origin['commit']}" if origin else "an unrecorded source"
+    if entry["hf_revision"]:
+        notes = [f"catalog snapshot of Hub commit {entry['hf_revision']} (config from {where})"]
+    else:
+        notes = [f"catalog snapshot (config pinned from {where}; Hub revision unknown)"]
+    notes += [f"catalog {name}: {f['fidelity']}" for name, f in sorted(files.items())]
+    if entry.get("total_size") is not None:
+        notes.append(f"weights: {entry['total_size']:,} bytes of tensors per "
+                     "model.safetensors.index.json metadata.total_size")
+    elif not entry.get("checkpoint_files"):
+        notes.append("weights: the catalog records no checkpoint file sizes for this model")
+    return notes + list(entry.get("notes", []))

@@ -1,0 +1,171 @@
+"""Bounded retries and one clear HubError per kind of Hub failure.
+
+Only rate limits (429), server errors (5xx) and connections dropped mid-response are
+retried, at most ATTEMPTS times with a short exponential backoff; a Retry-After longer
+than MAX_RETRY_AFTER_S is not waited for (the error says how long the Hub asked for).
+Everything else fails at once with a message that says what happened and what to do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..errors import HubError
+
+ATTEMPTS = 3
+BACKOFF_S = 0.25
+MAX_RETRY_AFTER_S = 2.0
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+T = TypeVar("T")
+
+
+class HubUnreachable(HubError):
+    """The endpoint could not be contacted at all (DNS, refused connection, offline mode)."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """What was being read, for messages: endpoint URL, repo id, revision, file, timeout (s)."""
+
+    endpoint: str
+    repo_id: str
+    revision: str | None = None
+    path: str | None = None
+    timeout: float | None = None
+
+    @property
+    def what(self) -> str:
+        at = f"@{self.revision}" if self.revision else ""
+        return f"{self.repo_id}{at}" + (f" file {self.path}" if self.path else " (repo info)")
+
+
+def with_retries(call: Callable[[], T], where: Where) -> T:
+    """Run `call`, retrying transient Hub failures; any failure ends as a HubError."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return call()
+        except HubError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every library failure is translated below
+            wait = _retry_wait(exc, attempt)
+            if wait is None:
+                raise translate(exc, where, attempt) from None
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retry_wait(exc: Exception, attempt: int) -> float | None:
+    """Seconds to wait before the next attempt, or None when the failure is final."""
+    if attempt >= ATTEMPTS:
+        return None
+    status = status_of(exc)
+    if status in _RETRY_STATUSES:
+        after = retry_after(exc)
+        if after is not None:
+            return after if after <= MAX_RETRY_AFTER_S else None
+        return BACKOFF_S * 2 ** (attempt - 1)
+    if status is None and _kind(exc) == "dropped":
+        return BACKOFF_S * 2 ** (attempt - 1)
+    return None
+
+
+def status_of(exc: Exception) -> int | None:
+    """The HTTP status of a huggingface_hub HTTP error, else None."""
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def retry_after(exc: Exception) -> float | None:
+    """The Retry-After header of an HTTP error response, in seconds, when numeric."""
+    response = getattr(exc, "response", None)
+    value = response.headers.get("Retry-After") if response is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _kind(exc: Exception) -> str:
+    """Classify a non-HTTP failure: "offline" | "timeout" | "unreachable" | "dropped" | "other"."""
+    import httpx2
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    if isinstance(exc, OfflineModeIsEnabled):
+        return "offline"
+    if isinstance(exc, httpx2.TimeoutException):
+        return "timeout"
+    if isinstance(exc, httpx2.ConnectError | httpx2.UnsupportedProtocol):
+        return "unreachable"
+    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError):
+        return "dropped"
+    return "other"
+
+
+def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
+    """One paragraph per failure kind; HubUnreachable when the endpoint never answered."""
+    status = status_of(exc)
+    if status is not None:
+        return _http_error(status, exc, where, attempts)
+    kind = _kind(exc)
+    if kind == "offline":
+        return HubUnreachable(f"offline mode is on (HF_HUB_OFFLINE), so {where.what} was not "
+                              "requested from the Hub.")
+    if kind == "unreachable":
+        return HubUnreachable(f"could not connect to {where.endpoint} to read {where.what} "
+                              f"({exc.__class__.__name__}).",
+                              hint="Check the network, proxy settings and HF_ENDPOINT.")
+    if kind == "timeout":
+        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s while "
+                        f"reading {where.what}.",
+                        hint="Retry with a longer timeout, or plan offline from the catalog.")
+    if kind == "dropped":
+        return HubError(f"the connection closed before the full response for {where.what} "
+                        f"arrived ({attempts} attempt(s)).", hint="Retry; the Hub or a proxy "
+                        "cut the transfer short.")
+    return HubError(f"reading {where.what} from {where.endpoint} failed: "
+                    f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+
+
+def _http_error(status: int, exc: Exception, where: Where, attempts: int) -> HubError:
+    """Messages for HTTP status failures (401, 403, 404, 429, 5xx and the rest)."""
+    code = exc.response.headers.get("X-Error-Code", "")
+    repo = where.repo_id
+    if status == 401:
+        return HubError(f"the Hub refused {where.what} without valid credentials (HTTP 401): the "
+                        "repository is private or gated, or does not exist - the Hub answers "
+                        "all three the same way.", hint="If you have access, set HF_TOKEN "
+                        "(or run `hf auth login`); otherwise check the repo id's spelling.")
+    if status == 403 and code == "GatedRepo":
+        return HubError(f"{repo} is a gated repository and the token in use has not been "
+                        "granted access (HTTP 403).", hint=f"Request access at "
+                        f"https://huggingface.co/{repo} and retry once it is approved.")
+    if status == 403:
+        return HubError(f"the token in use may not read {where.what} (HTTP 403 Forbidden).",
+                        hint="Use a token with read access to this repository (HF_TOKEN).")
+    if status == 404:
+        return _not_found(code, where)
+    if status == 429:
+        after = retry_after(exc)
+        asked = f"; it asked to wait {after:g} s" if after is not None else ""
+        return HubError(f"the Hub rate-limited requests for {where.what} (HTTP 429) on all "
+                        f"{attempts} attempt(s){asked}.", hint="Wait a minute and retry; "
+                        "authenticated requests (HF_TOKEN) get higher limits.")
+    if status >= 500:
+        return HubError(f"the Hub answered HTTP {status} (server error) for {where.what} on all "
+                        f"{attempts} attempt(s).", hint="The Hub may be degraded: retry later, "
+                        "or plan offline (HF_HUB_OFFLINE=1) if the model is in the catalog.")
+    return HubError(f"the Hub answered HTTP {status} for {where.what}.")
+
+
+def _not_found(code: str, where: Where) -> HubError:
+    """404: a missing revision, a missing file, or a missing repository."""
+    if code == "RevisionNotFound":
+        return HubError(f"revision {where.revision!r} does not exist in {where.repo_id} "
+                        "(HTTP 404).", hint="Check the branch, tag or commit sha.")
+    if code == "EntryNotFound" or where.path:
+        return HubError(f"{where.path} is not in {where.repo_id} at {where.revision} (HTTP 404).")
+    return HubError(f"the repository {where.repo_id} was not found on {where.endpoint} "
+                    "(HTTP 404).", hint="Check the org/name spelling.")

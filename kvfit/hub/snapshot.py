@@ -1,0 +1,74 @@
+"""The small metadata files of one commit: config, quantization config, safetensors index.
+
+A snapshot is read once per (repo, commit sha) - one GET per file, always at the sha - and
+then kept in the metadata cache, so it never depends on which reference asked for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..metadata import FileEntry
+from .cache import MetadataCache
+from .transport import HubClient, RepoInfo
+
+CONFIG = "config.json"
+QUANT_CONFIG = "hf_quant_config.json"
+INDEX = "model.safetensors.index.json"
+_KEY = "snapshot"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Metadata of one commit: files with sizes (bytes) and the parsed JSON files it has."""
+
+    repo_id: str
+    sha: str
+    files: tuple[FileEntry, ...]
+    config: dict[str, Any] | None
+    quant_config: dict[str, Any] | None
+    index: dict[str, Any] | None
+
+    @property
+    def read(self) -> list[str]:
+        """Names of the metadata files this snapshot holds."""
+        pairs = ((CONFIG, self.config), (QUANT_CONFIG, self.quant_config), (INDEX, self.index))
+        return [name for name, value in pairs if value is not None]
+
+    def to_json(self) -> dict[str, Any]:
+        """The cache document (repo id and sha are the cache key, so they are left out)."""
+        return {"files": [[f.path, f.size] for f in self.files], "config": self.config,
+                "quant_config": self.quant_config, "index": self.index}
+
+
+def load_snapshot(cache: MetadataCache, repo_id: str, sha: str) -> Snapshot | None:
+    """The cached snapshot of (repo, sha), if any."""
+    doc = cache.load(repo_id, sha, _KEY)
+    if doc is None:
+        return None
+    try:
+        files = tuple(FileEntry(str(p), None if s is None else int(s)) for p, s in doc["files"])
+        return Snapshot(repo_id, sha, files, doc["config"], doc["quant_config"], doc["index"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def fetch_snapshot(client: HubClient, cache: MetadataCache, info: RepoInfo) -> Snapshot:
+    """Read config.json, hf_quant_config.json and the index (when present) at info.sha."""
+    names = {f.path for f in info.files}
+
+    def read(name: str) -> dict[str, Any] | None:
+        return client.fetch_json(info.repo_id, info.sha, name) if name in names else None
+
+    config, quant = read(CONFIG), read(QUANT_CONFIG)
+    index = read(INDEX) if _needs_index(info.files) else None
+    snap = Snapshot(info.repo_id, info.sha, info.files, config, quant, index)
+    cache.save(info.repo_id, info.sha, _KEY, snap.to_json())
+    return snap
+
+
+def _needs_index(files: tuple[FileEntry, ...]) -> bool:
+    """The index matters when root-level safetensors shards are the weights."""
+    return any(f.path == INDEX for f in files) and any(
+        "/" not in f.path and f.path.endswith(".safetensors") for f in files)

@@ -1,0 +1,133 @@
+"""Talk to the Hub through huggingface_hub: its session, token lookup, URLs and error types.
+
+Every file is read at a full commit sha (never at a branch), so a branch that moves while
+kvfit runs cannot mix two commits. Small files are fetched with one GET each; weight-file
+headers with HTTP Range requests that stop reading once the requested bytes arrived.
+Environment (HF_ENDPOINT, HF_HUB_OFFLINE) is read when a client is made, not at import.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from .. import __version__
+from ..errors import ConfigError, HubError
+from ..metadata import FileEntry
+from .failures import HubUnreachable, Where, with_retries
+
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
+_TRUE = ("1", "on", "yes", "true")
+
+
+def current_endpoint() -> str:
+    """The Hub endpoint: HF_ENDPOINT as set now, else huggingface_hub's default."""
+    from huggingface_hub import constants
+
+    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+
+
+def offline_requested() -> bool:
+    """HF_HUB_OFFLINE (or huggingface_hub's own offline flag) is on."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE:
+        return True
+    from huggingface_hub import constants
+
+    return constants.is_offline_mode()
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """A revision resolved by the Hub: full commit sha and every file with its size (bytes)."""
+
+    repo_id: str
+    sha: str
+    files: tuple[FileEntry, ...]
+
+
+class HubClient:
+    """Reads repo info and files from one endpoint with a per-request timeout (seconds)."""
+
+    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None):
+        if offline_requested():
+            raise HubUnreachable("offline mode is on (HF_HUB_OFFLINE), so the Hub was not asked.")
+        self.endpoint = (endpoint or current_endpoint()).rstrip("/")
+        self.timeout = float(timeout)
+
+    def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
+        """Resolve `revision` (None = default branch) to a full sha, with file sizes."""
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=self.endpoint, library_name="kvfit", library_version=__version__)
+        where = Where(self.endpoint, repo_id, revision, None, self.timeout)
+        info = with_retries(lambda: api.model_info(repo_id, revision=revision,
+                                                   files_metadata=True, timeout=self.timeout),
+                            where)
+        sha = getattr(info, "sha", None)
+        if not isinstance(sha, str) or not FULL_SHA.fullmatch(sha):
+            raise HubError(f"{self.endpoint} returned no full commit sha for {where.what}.",
+                           hint="Is HF_ENDPOINT a Hugging Face Hub (or compatible mirror)?")
+        files = tuple(FileEntry(s.rfilename, _size(s)) for s in (info.siblings or []))
+        return RepoInfo(repo_id, sha, tuple(sorted(files, key=lambda f: f.path)))
+
+    def fetch(self, repo_id: str, sha: str, path: str) -> bytes:
+        """The whole content of a (small) file at commit `sha`."""
+        return self._get(repo_id, sha, path, None)
+
+    def fetch_json(self, repo_id: str, sha: str, path: str) -> dict:
+        """A JSON object file at commit `sha`; ConfigError if it is not a JSON object."""
+        return parse_json_object(self.fetch(repo_id, sha, path), f"{repo_id}@{sha[:12]}/{path}")
+
+    def read_range(self, repo_id: str, sha: str, path: str, start: int, length: int) -> bytes:
+        """Up to `length` bytes of a file from byte offset `start` (HTTP Range request)."""
+        return self._get(repo_id, sha, path, (start, length))
+
+    def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None) -> bytes:
+        """GET the resolve URL at `sha`, optionally ranged; reads at most the span's length."""
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+        url = hf_hub_url(repo_id, path, revision=sha, endpoint=self.endpoint)
+        headers = build_hf_headers(library_name="kvfit", library_version=__version__)
+        if span is not None:
+            headers["Range"] = f"bytes={span[0]}-{span[0] + span[1] - 1}"
+
+        def call() -> bytes:
+            with get_session().stream("GET", url, headers=headers, timeout=self.timeout) as resp:
+                hf_raise_for_status(resp)
+                if span is not None and resp.status_code == 200 and span[0] > 0:
+                    raise HubError(f"{self.endpoint} ignored an HTTP Range request for {path}.")
+                return _read_capped(resp, span[1] if span else None)
+
+        return with_retries(call, Where(self.endpoint, repo_id, sha, path, self.timeout))
+
+
+def _read_capped(resp, limit: int | None) -> bytes:
+    """Read a streamed body, stopping after `limit` bytes (None = everything)."""
+    chunks, total = [], 0
+    for chunk in resp.iter_bytes():
+        chunks.append(chunk)
+        total += len(chunk)
+        if limit is not None and total >= limit:
+            break
+    data = b"".join(chunks)
+    return data if limit is None else data[:limit]
+
+
+def _size(sibling) -> int | None:
+    """A file's size in bytes from model_info siblings (LFS size first)."""
+    lfs = getattr(sibling, "lfs", None)
+    if lfs is not None and lfs.get("size") is not None:
+        return int(lfs["size"])
+    return int(sibling.size) if sibling.size is not None else None
+
+
+def parse_json_object(data: bytes, name: str) -> dict:
+    """Decode a JSON object strictly (kvfit.source.jsonfile rules); ConfigError otherwise."""
+    from ..source.jsonfile import parse_json
+
+    value = parse_json(data, name)
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} holds a JSON {type(value).__name__}, not an object.")
+    return value

@@ -1,0 +1,1 @@
+"""Tests for kvfit.hub (a package, so its conftest does not shadow tests/conftest.py)."""

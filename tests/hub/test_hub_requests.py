@@ -1,0 +1,73 @@
+"""Request counts for cold and warm plans (counts only; timing lives in bench/hub_requests.py)."""
+
+from __future__ import annotations
+
+import os
+
+from kvfit.hub import parse_reference, resolve
+
+
+def _plan(hub, text: str, **kwargs):
+    hub.state.log.clear()
+    meta = resolve(parse_reference(text), **kwargs)
+    return meta, [(h.kind, h.path) for h in hub.state.log]
+
+
+def test_cold_plan_reads_info_config_and_index(hub):
+    _, hits = _plan(hub, "kvfit-test/tiny-qwen3")
+    assert hits == [("api", None), ("resolve", "config.json"),
+                    ("resolve", "model.safetensors.index.json")]
+
+
+def test_cold_plan_with_quant_config_is_four_requests(hub):
+    _, hits = _plan(hub, "kvfit-test/quantized")
+    assert len(hits) == 4 and ("resolve", "hf_quant_config.json") in hits
+
+
+def test_warm_plan_on_a_branch_makes_exactly_one_request(hub):
+    _plan(hub, "kvfit-test/tiny-qwen3")
+    _, hits = _plan(hub, "kvfit-test/tiny-qwen3@main")  # @main and default share the sha cache
+    assert hits == [("api", None)]
+
+
+def test_warm_plan_pinned_to_a_full_sha_makes_none(hub):
+    meta, _ = _plan(hub, "kvfit-test/tiny-qwen3")
+    again, hits = _plan(hub, f"kvfit-test/tiny-qwen3@{meta.revision}")
+    assert hits == []
+    assert again.config == meta.config and again.files == meta.files
+
+
+def test_headers_only_on_demand_and_cached(hub):
+    meta, cold = _plan(hub, "kvfit-test/tiny-qwen3", read_headers=True)
+    shard_reads = [h for h in cold if h[0] == "resolve" and h[1].endswith(".safetensors")]
+    assert len(shard_reads) == 2  # one ranged read per served shard, none for other copies
+    assert len([h for h in cold if h[0] == "cdn"]) == 2  # each LFS read follows one redirect
+    _, warm = _plan(hub, f"kvfit-test/tiny-qwen3@{meta.revision}", read_headers=True)
+    assert warm == []
+
+
+def test_gguf_artifact_cold_and_warm(hub):
+    text = "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf"
+    meta, cold = _plan(hub, text)
+    assert [h for h in cold if h[0] != "cdn"] == [("api", None), ("resolve", "tiny-Q8_0.gguf")]
+    _, warm = _plan(hub, f"hf://kvfit-test/tiny-gguf@{meta.revision}/tiny-Q8_0.gguf")
+    assert warm == []
+
+
+def test_metadata_cache_lives_under_hf_home_or_kvfit_cache_dir(hub, tmp_path, monkeypatch):
+    meta, _ = _plan(hub, "kvfit-test/tiny-qwen3")
+    cached = tmp_path / "hf-home" / "kvfit" / "kvfit-test--tiny-qwen3" / meta.revision
+    assert (cached / "snapshot.json").is_file()
+    assert os.environ["HF_HOME"] == str(tmp_path / "hf-home")
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "elsewhere"))
+    _, hits = _plan(hub, f"kvfit-test/tiny-qwen3@{meta.revision}")
+    assert len(hits) == 3  # a new, empty cache: cold again
+    assert (tmp_path / "elsewhere" / "kvfit-test--tiny-qwen3" / meta.revision).is_dir()
+
+
+def test_corrupt_cache_entries_are_ignored(hub, tmp_path):
+    meta, _ = _plan(hub, "kvfit-test/tiny-qwen3")
+    cached = tmp_path / "hf-home" / "kvfit" / "kvfit-test--tiny-qwen3" / meta.revision
+    (cached / "snapshot.json").write_text("{not json")
+    again, hits = _plan(hub, f"kvfit-test/tiny-qwen3@{meta.revision}")
+    assert again.config == meta.config and len(hits) == 3
