@@ -6,6 +6,7 @@ retention kind lives in kvfit.state.kinds.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import Problem
@@ -28,6 +29,8 @@ class Field:
     default_source: str | None
     optional: bool
     min: float | None
+    null_value: object = None  # None, a literal, or an Expr (explicit null in the config)
+    enum: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,15 @@ class Component:
     ratio: Expr | None = None
     when: Expr | None = None
     layouts: tuple[tuple[str, str, Expr], ...] = ()
+    extra_layers: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Experts:
+    """Routed-expert tensors: a name pattern whose group `expert` is the expert index."""
+
+    pattern: re.Pattern
+    count: Expr
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,7 @@ class Architecture:
     tp_divides: tuple[Expr, ...]
     ignores: dict[str, str]
     sources: tuple[str, ...]
+    experts: Experts | None = None
 
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
@@ -113,8 +126,12 @@ class _Compiler:
         if "from" not in raw and "default" not in raw:
             self.problems.append(self.doc.problem("KV120", ("fields", name), f"field '{name}' "
                                  "has neither `from` nor `default`", "add `from: [config_key]`"))
+        null_value = raw.get("null_value")
+        if isinstance(null_value, str):
+            null_value = self.expr(("fields", name, "null_value"))
         return Field(name, tuple(raw.get("from", ())), raw.get("type", "int"), default,
-                     raw.get("default_source"), bool(raw.get("optional")), raw.get("min"))
+                     raw.get("default_source"), bool(raw.get("optional")), raw.get("min"),
+                     null_value, tuple(raw.get("enum", ())))
 
     def selector(self, name, raw) -> Selector | None:
         modes = [k for k in SELECTOR_KEYS if k in raw]
@@ -158,11 +175,31 @@ class _Compiler:
             return None
         layouts = tuple((n, v["summary"], self.expr(path + ("layouts", n, key)))
                         for n, v in raw.get("layouts", {}).items() if key in v)
-        opt = {k: self.expr(path + (k,)) for k in ("window", "ratio", "when") if k in raw}
+        opt = {k: self.expr(path + (k,)) for k in ("window", "ratio", "when", "extra_layers")
+               if k in raw}
         heads = self.expr(path + ("shard", "heads")) if "heads" in raw["shard"] else None
         bytes_ = compile_expr(0, set()) if kind == "none" else self.expr(path + (key,))
-        return Component(raw["name"], raw.get("summary", ""), kind, raw["layers"],
+        return Component(raw["name"], raw.get("summary", ""), kind, raw.get("layers", ""),
                          bytes_, heads, layouts=layouts, **opt)
+
+
+def _experts(c: _Compiler, raw: dict | None) -> Experts | None:
+    """The optional `experts:` block: a regex with an `expert` group, and a count expression."""
+    if raw is None:
+        return None
+    try:
+        pattern = re.compile(raw["routed_tensors"])
+    except re.error as exc:
+        c.problems.append(c.doc.problem("KV126", ("experts", "routed_tensors"),
+                                        f"not a valid regular expression: {exc}"))
+        return None
+    if "expert" not in pattern.groupindex:
+        c.problems.append(c.doc.problem("KV126", ("experts", "routed_tensors"), "the pattern "
+                                        "needs a named group `expert` capturing the expert index",
+                                        r"write `(?P<expert>\d+)` where the index appears"))
+        return None
+    count = c.expr(("experts", "count"))
+    return None if count is None else Experts(pattern, count)
 
 
 def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
@@ -173,7 +210,8 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
     comps = [c.component(i, raw) for i, raw in enumerate(d["components"])]
     names = set(layers)
     refs = [(("partition", i), n) for i, n in enumerate(d["partition"])]
-    refs += [(("components", i, "layers"), raw["layers"]) for i, raw in enumerate(d["components"])]
+    refs += [(("components", i, "layers"), raw["layers"]) for i, raw in enumerate(d["components"])
+             if "layers" in raw]
     refs += [(("layers", n, "except"), x) for n, raw in d["layers"].items() for x in raw.get("except", ())]
     for path, ref in refs:
         if ref not in names:
@@ -184,6 +222,7 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
     count = c.expr(("layer_count",))
     divides = tuple(c.expr(("tensor_parallel", "divides", i))
                     for i, _ in enumerate(d.get("tensor_parallel", {}).get("divides", ())))
+    experts = _experts(c, d.get("experts"))
     if "max_context" not in fields:
         c.problems.append(doc.problem("KV125", ("fields",), "every architecture needs a "
                           "`max_context` field (the declared maximum context)",
@@ -195,4 +234,4 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
         d["id"], doc.file, d["summary"], tuple(m["model_type"]), tuple(m.get("architectures", ())),
         tuple(m.get("text_model_type", ())), m.get("config_root"), fields, requires, count,
         layers, tuple(d["partition"]), tuple(comps), divides, dict(d.get("ignores", {})),
-        tuple(d["sources"])), []
+        tuple(d["sources"]), experts), []

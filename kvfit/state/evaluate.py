@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..errors import ConfigError, UnsupportedArchitecture
+from ..errors import ConfigError, UnsupportedArchitecture, UsageError
 from ..expr import Expr, ExprError
 from ..specs.architecture import Architecture, Component
 from .fields import Resolved
@@ -73,8 +73,20 @@ def _int_bytes(expr: Expr, names: dict, what: str, arch: Architecture) -> int:
     return value
 
 
+def _layer_count(c: Component, names, sets, arch) -> int:
+    if c.extra_layers is None:
+        return len(sets[c.layers])
+    n = _int_bytes(c.extra_layers, names, f"{c.name} extra_layers", arch)
+    if n > 10_000:
+        raise ConfigError(f"spec '{arch.id}': {c.name} extra_layers = {n} is absurd.")
+    return n
+
+
 def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState | None:
-    if not sets[c.layers] or (c.when is not None and not c.when.evaluate(names)):
+    if c.when is not None and not c.when.evaluate(names):
+        return None
+    n_layers = _layer_count(c, names, sets, arch)
+    if n_layers == 0:
         return None
     chosen = next(((n, e) for n, _, e in c.layouts if n == layout), None)
     expr = chosen[1] if chosen else c.bytes
@@ -87,9 +99,9 @@ def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState |
     heads = _int_bytes(c.shard_heads, names, f"{c.name} heads", arch) if c.shard_heads else None
     if heads == 0:
         raise UnsupportedArchitecture(f"{c.name}: the config gives 0 heads.")
-    n_layers, per_layer = len(sets[c.layers]), entries(c.kind, ctx, param)
+    per_layer = entries(c.kind, ctx, param)
     return ComponentState(
-        c.name, c.kind, c.summary, c.layers, n_layers, per_layer, per_entry,
+        c.name, c.kind, c.summary, c.layers or "extra", n_layers, per_layer, per_entry,
         n_layers * per_layer * per_entry, heads, expr.text, chosen[0] if chosen else "logical",
         window=param if c.kind in ("sliding", "chunked", "draft") else None,
         ratio=param if c.kind == "compressed" else None)
@@ -99,6 +111,10 @@ def evaluate_components(arch: Architecture, fields: dict[str, Resolved], sets: d
                         ctx: int, dtype_names: dict, layout: str | None) -> list[ComponentState]:
     """Evaluate every counted component at context `ctx` (tokens)."""
     names = {k: r.value for k, r in fields.items() if r.value is not None} | dtype_names
+    known = sorted({n for c in arch.components for n, _, _ in c.layouts})
+    if layout is not None and layout not in known:
+        offer = f"its layouts are: {', '.join(known)}" if known else "it defines no engine layouts"
+        raise UsageError(f"--cache-layout {layout!r} is not defined by spec '{arch.id}'; {offer}.")
     out = []
     for c in arch.components:
         state = _component(c, names, sets, ctx, layout, arch)

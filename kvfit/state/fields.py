@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
-from ..errors import ConfigError, KvfitError
+from ..dtypes import WIDTHS, normalize
+from ..errors import ConfigError, KvfitError, UnsupportedArchitecture
 from ..expr import ExprError
 from ..specs.architecture import Architecture, Field
 
 _MISSING = object()
+_NULL = object()
 
 
 @dataclass(frozen=True)
@@ -21,13 +24,13 @@ class Resolved:
 
 
 def lookup(root: dict, dotted: str):
-    """The value at a dotted key path, or _MISSING (null counts as missing)."""
+    """The value at a dotted key path; _MISSING when absent, _NULL when explicitly null."""
     node = root
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
             return _MISSING
         node = node[part]
-    return _MISSING if node is None else node
+    return _NULL if node is None else node
 
 
 def _coerce(f: Field, key: str, value):
@@ -35,11 +38,18 @@ def _coerce(f: Field, key: str, value):
               isinstance(v, float) and v.is_integer()),
           "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
           "bool": lambda v: isinstance(v, bool), "list": lambda v: isinstance(v, list),
-          "string": lambda v: isinstance(v, str)}[f.type]
+          "string": lambda v: isinstance(v, str),
+          "dtype": lambda v: isinstance(v, str) and normalize(v) is not None}[f.type]
     if not ok(value):
         raise ConfigError(f"config key '{key}' should be {f.type} (read as field '{f.name}'), "
                           f"got {str(value)[:60]!r}.", fields=(key,))
     value = int(value) if f.type == "int" else value
+    if f.type == "dtype":
+        return WIDTHS[normalize(value)]
+    if f.enum and value not in f.enum:
+        raise UnsupportedArchitecture(
+            f"config key '{key}' = {value!r} is not one the spec models (it accepts "
+            f"{', '.join(f.enum)}).", fields=(key,))
     if f.min is not None and value < f.min:
         raise ConfigError(f"config key '{key}' = {value} is below the minimum {f.min:g} for "
                           f"'{f.name}'.", fields=(key,))
@@ -49,8 +59,12 @@ def _coerce(f: Field, key: str, value):
 
 
 def _from_config(f: Field, root: dict, prefix: str) -> Resolved | None:
+    """The field from the first present key; None when absent (or null without null_value)."""
     found = [(k, lookup(root, k)) for k in f.keys]
-    found = [(k, v) for k, v in found if v is not _MISSING]
+    nulls = [k for k, v in found if v is _NULL]
+    found = [(k, v) for k, v in found if v is not _MISSING and v is not _NULL]
+    if not found and nulls and f.null_value is not None and not hasattr(f.null_value, "evaluate"):
+        return Resolved(f.name, f.null_value, f"config: {prefix}{nulls[0]} = null -> {f.null_value}")
     if not found:
         return None
     key, value = found[0]
@@ -62,7 +76,18 @@ def _from_config(f: Field, root: dict, prefix: str) -> Resolved | None:
     return Resolved(f.name, _coerce(f, prefix + key, value), f"config: {prefix}{key}")
 
 
-def _from_default(f: Field, values: dict) -> Resolved:
+def _from_default(f: Field, values: dict, root: dict, prefix: str) -> Resolved:
+    nulls = [k for k in f.keys if lookup(root, k) is _NULL]
+    if nulls and hasattr(f.null_value, "evaluate"):
+        try:
+            value = f.null_value.evaluate(values)
+        except ExprError as exc:
+            raise ConfigError(f"'{f.name}' for an explicit null ({f.null_value.text}) cannot be "
+                              f"computed: {exc.message}.", fields=(f.name,)) from None
+        return Resolved(f.name, value, f"config: {prefix}{nulls[0]} = null -> {f.null_value.text}")
+    if f.type == "dtype" and isinstance(f.default, (int, float)) and not isinstance(f.default, bool):
+        why = f" ({f.default_source})" if f.default_source else ""
+        return Resolved(f.name, Fraction(f.default), f"class default: {f.default} B{why}")
     if hasattr(f.default, "evaluate"):
         try:
             value = f.default.evaluate(values)
@@ -88,14 +113,16 @@ def resolve_fields(arch: Architecture, root: dict, prefix: str = "") -> dict[str
     while pending:
         progressed = False
         for name, f in list(pending.items()):
-            deps = f.default.names if hasattr(f.default, "names") else frozenset()
-            if f.default is None and not f.optional:
+            deps = set(getattr(f.default, "names", ())) | set(getattr(f.null_value, "names", ()))
+            if f.default is None and f.null_value is None and not f.optional:
                 keys = ", ".join(prefix + k for k in f.keys)
                 raise ConfigError(f"the config lacks {keys}, which spec '{arch.id}' needs for "
                                   f"'{name}'.", fields=tuple(prefix + k for k in f.keys))
             if all(d in out for d in deps if d in arch.fields):
-                out[name] = (_from_default(f, {k: r.value for k, r in out.items()})
-                             if f.default is not None else Resolved(name, None, "absent"))
+                values = {k: r.value for k, r in out.items()}
+                out[name] = (_from_default(f, values, root, prefix)
+                             if f.default is not None or f.null_value is not None
+                             else Resolved(name, None, "absent"))
                 del pending[name]
                 progressed = True
         if not progressed:

@@ -53,8 +53,9 @@ def _select(name: str, sel: Selector, values: dict, n: int, arch, done: dict) ->
         nums = values.get(sel.field) or []
         bad = [x for x in nums if not isinstance(x, int) or not 0 <= x - sel.base < n]
         if bad:
+            span = f"1..{n}" if sel.base else f"0..{n - 1}"
             raise ConfigError(f"'{_keys(arch, sel.field)}' lists layer numbers {bad[:5]} outside "
-                              f"1..{n}" if sel.base else f"0..{n - 1}", fields=(_keys(arch, sel.field),))
+                              f"{span}.", fields=(_keys(arch, sel.field),))
         return {x - sel.base for x in nums}
     entries = _per_layer(sel, values, n, arch)
     if entries is None:
@@ -89,8 +90,10 @@ def _check_partition(arch: Architecture, values: dict, n: int, done: dict) -> No
         owners = [p for p in arch.partition if i in done[p]]
         if len(owners) == 1:
             continue
-        facts = [f"{_keys(arch, s.field)}[{i}] = {_describe(values.get(s.field), i, s.key)}"
-                 for s in arch.layers.values() if s.field and values.get(s.field) is not None]
+        facts = [f"{_keys(arch, s.field)}[{i}]{'.' + s.key if s.key else ''} = "
+                 f"{_describe(values.get(s.field), i, s.key)}"
+                 for s in arch.layers.values() if s.field and s.mode in ("list", "chars")
+                 and values.get(s.field) is not None]
         detail = f" ({'; '.join(sorted(set(facts)))})" if facts else ""
         what = "is not covered by" if not owners else f"is in several of ({', '.join(owners)})"
         raise UnsupportedArchitecture(
