@@ -27,9 +27,16 @@ class Accelerator:
     unified: bool
     unified_planning_gib: float | None
     notes: tuple[str, ...] = ()
+    fp8: bool | None = None
+    fp4: bool | None = None
 
-    def memory(self, basis: str) -> tuple[int, str]:
-        """(bytes per accelerator, description of the basis) for 'visible' or 'nominal'."""
+    def memory(self, basis: str, override_gib: float | None = None) -> tuple[int, str]:
+        """(bytes per accelerator, description of the basis) for 'visible' or 'nominal'.
+
+        override_gib (--device-memory-gib) replaces both with the user's figure.
+        """
+        if override_gib is not None:
+            return round(override_gib * GIB), f"user: --device-memory-gib {override_gib:g}"
         if basis == "visible" and self.visible_mib:
             return self.visible_mib * MIB, f"visible: {self.visible_mib:,} MiB reported by the driver"
         if basis == "visible" and self.unified and self.unified_planning_gib:
@@ -51,6 +58,9 @@ class System:
     domain_accelerators: int
     memory_domains: int
     fabric: str | None
+    hosts: int = 1
+    scale_out: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def _load(kind: str, schema: str) -> list[dict]:
@@ -75,7 +85,8 @@ def accelerators() -> dict[str, Accelerator]:
         m = d["memory"]
         acc = Accelerator(d["id"], d["name"], tuple(d.get("aliases", ())), m["nominal_gib"],
                           m.get("visible_mib"), m.get("cuda_total_mib"), m.get("unified", False),
-                          m.get("unified_planning_gib"), tuple(d.get("notes", ())))
+                          m.get("unified_planning_gib"), tuple(d.get("notes", ())),
+                          d["dtypes"].get("fp8"), d["dtypes"].get("fp4"))
         for key in (acc.id, *acc.aliases):
             out[key] = acc
     return out
@@ -89,7 +100,8 @@ def systems() -> dict[str, System]:
         su = d["scale_up"]
         s = System(d["id"], d["name"], tuple(d.get("aliases", ())), d["hardware"],
                    d["accelerators"], su["domain_accelerators"], d.get("memory_domains", 1),
-                   su.get("fabric"))
+                   su.get("fabric"), d.get("hosts", 1), (d.get("scale_out") or {}).get("fabric"),
+                   tuple(d.get("notes", ())))
         for key in (s.id, *s.aliases):
             out[key] = s
     return out
@@ -109,4 +121,14 @@ def find_accelerator(text: str) -> Accelerator:
         ids = ", ".join(sorted({a.id for a in table.values()}))
         raise UsageError(f"unknown hardware '{text}'.", hint=f"Known presets: {ids}; or "
                          "custom:<GiB>. `kvfit --list-hardware` shows them with their memory.")
+    return table[text]
+
+
+def find_system(text: str) -> System:
+    """Look up a system preset by id or alias (`kvfit --list-systems`)."""
+    table = systems()
+    if text not in table:
+        ids = ", ".join(sorted({s.id for s in table.values()}))
+        raise UsageError(f"unknown system '{text}'.", hint=f"Known systems: {ids}. "
+                         "`kvfit --list-systems` shows their accelerators and scale-up domains.")
     return table[text]

@@ -109,3 +109,15 @@ def test_must_show_qwen3_32b_numbers():
     assert report["state"]["bytes_per_sequence"] == 8589934592
     tp8 = next(x for x in report["layouts"] if x["tp"] == 8)
     assert tp8["per_rank"]["state_bytes_per_sequence"] == 1073741824
+
+
+def test_readme_support_table_is_current():
+    proc = subprocess.run([sys.executable, "tests/tools/support_table.py", "--check"], cwd=ROOT,
+                          check=False, capture_output=True, text=True)
+    assert proc.returncode == 0, "run: uv run python tests/tools/support_table.py"
+
+
+def test_readme_quick_start_commands_are_the_tested_ones():
+    readme = (ROOT / "README.md").read_text()
+    assert "uv run pytest" in readme
+    assert (ROOT / ".ci" / "run").read_text().strip().endswith("uv run pytest")

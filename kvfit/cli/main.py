@@ -26,6 +26,21 @@ def _list_hardware(as_json: bool) -> int:
     return 0
 
 
+def _list_systems(as_json: bool) -> int:
+    import json
+
+    from ..plan.systems import listing
+    rows = listing()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        print(f"{r['id']:<12} {r['accelerators']:>3} x {r['hardware']:<11} scale-up domain "
+              f"{r['scale_up_domain_accelerators']:>2}  memory domains {r['memory_domains']:>2}  "
+              f"{r['name']}")
+    return 0
+
+
 def _request(ns: dict):
     from ..plan.request import PlanRequest
     from .preset import load_preset
@@ -55,6 +70,8 @@ def run_plan(argv: list[str]) -> int:
     ns = vars(build_parser().parse_args(argv))
     if ns.pop("list_hardware", False):
         return _list_hardware(ns.get("json", False))
+    if ns.pop("list_systems", False):
+        return _list_systems(ns.get("json", False))
     req = _request(ns)
     from ..plan.build import plan
     report = plan(req)

@@ -17,6 +17,12 @@ exit codes:
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
   kvfit Qwen/Qwen3-32B --hardware h200-141 --gpus 8 --context 128k --json
+  kvfit Qwen/Qwen3-32B --system dgx-h100 --nodes 2 --context 32k
+  kvfit zai-org/GLM-5.3 --systems dgx-h200 dgx-b200 dgx-b300 --max-nodes 32 \
+      --concurrent-users 25 --active-sequences-per-user 2 --context 1m --kv-dtype fp8 \
+      --parallelism sglang-dpa --cache-layout sglang-dsa-scaled --mtp
+  kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --concurrent-users 16 --max-context
+  kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
   kvfit examples/qwen3-32b-h100.toml --context 64k
   kvfit specs list            (supported architectures)
   kvfit specs check FILE.yaml (validate a contributor's spec)
@@ -60,19 +66,48 @@ def build_parser() -> argparse.ArgumentParser:
     h = p.add_argument_group("hardware and layout")
     h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...) "
                    "or custom:<GiB>")
-    h.add_argument("--gpus", type=int, help="number of accelerators (default 1)")
+    h.add_argument("--gpus", type=int, help="number of accelerators (default 1); with "
+                   "--min-gpus, the largest count tried (default 1024)")
+    h.add_argument("--system", help="a complete system preset (dgx-h100, dgx-b300, gb200-nvl72, "
+                   "dgx-spark, ...; see --list-systems); not with --hardware or --gpus")
+    h.add_argument("--nodes", type=int, help="number of complete systems with --system "
+                   "(default 1)")
     h.add_argument("--tp", help="tensor-parallel size: auto (every divisor) or N; the other "
-                   "GPUs form DP replicas")
+                   "GPUs form DP replicas. With --parallelism sglang-dpa / vllm-dp-ep, N is "
+                   "also the model-group (EP) size")
+    h.add_argument("--parallelism", choices=["tp", "sglang-dpa", "vllm-dp-ep"],
+                   help="tp (default): TP x DP only. sglang-dpa: also SGLang attention-DP with "
+                   "expert parallelism (--attn-dp-size, --ep-size); vllm-dp-ep: vLLM "
+                   "--data-parallel-size with --enable-expert-parallel. Both need per-tensor "
+                   "expert ownership (safetensors headers or a pinned "
+                   "checkpoint-tensor-split.json) and count non-expert tensors replicated")
     h.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget "
                    "(default 0.9)")
     h.add_argument("--runtime-reserve-gib", type=float, help="fixed GiB per GPU kept out of "
                    "the budget for runtime overheads (default 0)")
     h.add_argument("--memory-basis", choices=["visible", "nominal"], help="budget from the "
-                   "memory the driver reports (default) or the nominal size")
+                   "memory the driver reports (default; e.g. 275,040 MiB = 268.6 GiB for a B300 "
+                   "sold as 288 GB) or the nominal size; unified-memory parts use their "
+                   "documented planning default")
+    h.add_argument("--device-memory-gib", type=float, help="memory per accelerator in GiB, "
+                   "overriding both bases")
     h.add_argument("--concurrent-users", type=int, help="users to serve at once (default 1)")
     h.add_argument("--active-sequences-per-user", type=int, help="resident full-context "
                    "sequences (branches) per user (default 1)")
     h.add_argument("--list-hardware", action="store_true", help="list accelerator presets")
+    h.add_argument("--list-systems", action="store_true", help="list system presets with their "
+                   "accelerators, scale-up domains and memory domains")
+    q = p.add_argument_group("questions")
+    q.add_argument("--systems", nargs="+", metavar="ID", help="search these system families "
+                   "for the fewest complete systems that hold the target (not with --hardware, "
+                   "--gpus, --system or --nodes)")
+    q.add_argument("--max-nodes", type=int, help="largest node count --systems tries "
+                   "(default 8)")
+    q.add_argument("--max-context", action="store_true", help="the longest context (up to "
+                   "--context, default the declared maximum) at which the target still fits, "
+                   "per layout")
+    q.add_argument("--min-gpus", action="store_true", help="the fewest accelerators of "
+                   "--hardware that hold the target (tries 1..--gpus)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")

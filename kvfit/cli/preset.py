@@ -14,6 +14,8 @@ ROOT_KEYS = {
     "tp": (int, str), "utilization": _NUM, "runtime_reserve_gib": _NUM,
     "concurrent_users": int, "active_sequences_per_user": int, "memory_basis": str,
     "cache_layout": str, "mtp": bool, "offline": bool, "timeout": _NUM,
+    "system": str, "nodes": int, "systems": list, "max_nodes": int, "parallelism": str,
+    "device_memory_gib": _NUM, "max_context": bool, "min_gpus": bool,
 }
 TABLES = {"output": {"json": bool}}
 
@@ -33,6 +35,8 @@ def _check(table: dict, spec: dict, where: str) -> dict:
             kinds = want if isinstance(want, tuple) else (want,)
             raise UsageError(f"preset key '{name}' should be {' or '.join(k.__name__ for k in kinds)}, "
                              f"got {type(value).__name__}.")
+        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            raise UsageError(f"preset key '{name}' should be a list of strings.")
         out[key] = value
     return out
 

@@ -1,10 +1,11 @@
-"""TP x DP layouts of identical accelerators, and how many sequences each can hold."""
+"""TP x DP layouts of identical accelerators, how many sequences each holds, and which wins."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..state.evaluate import ComponentState
+from .systems import Topology, placement
 
 GIB = 1024**3
 
@@ -33,14 +34,14 @@ def tp_problems(tp: int, components: list[ComponentState], divides: list[tuple[s
     return out + [p for c in components if (p := c.tp_problem(tp))]
 
 
-def _reason(w, reserve, budget, state, per_replica, total, required):
+def _reason(w, reserve, budget, state, per_group, total, required):
     if w is None:
         return None, "weight bytes unknown: pass --weight-gib or a checkpoint with weight files"
     left = budget - w - reserve
     if left < 0:
         return False, (f"weights alone ({_gib(w)} per rank) plus the reserve ({_gib(reserve)}) "
                        f"exceed the budget ({_gib(budget)})")
-    if per_replica == 0:
+    if per_group == 0:
         return False, (f"one sequence needs {_gib(state)} per rank but only {_gib(left)} is "
                        "left after weights and reserve")
     if total < required:
@@ -48,26 +49,38 @@ def _reason(w, reserve, budget, state, per_replica, total, required):
     return True, f"holds {total} sequences; the target needs {required}"
 
 
-def layout(tp: int, gpus: int, weights: int | None, components, budget: Budget,
+def capacity(base: dict, w: int | None, state: int, padding: int, budget: Budget,
+             groups: int, required: int) -> dict:
+    """Fill a layout: sequences per state-holding group (a TP replica or an attention-DP
+    group), times `groups` such groups; per-rank bytes used at that capacity."""
+    reserve = budget.reserve_bytes + padding
+    left = None if w is None else budget.budget_bytes - w - reserve
+    per_group = None if left is None else (max(0, left) // state if state else 0)
+    total = None if per_group is None else per_group * groups
+    fits, reason = _reason(w, reserve, budget.budget_bytes, state, per_group, total, required)
+    used = None if w is None else w + reserve + (per_group or 0) * state
+    base["per_rank"] |= {"padding_bytes": padding, "used_bytes": used}
+    return base | {"max_sequences": total, "sequences_per_group": per_group,
+                   "fits": fits, "reason": reason}
+
+
+def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
            required: int, invalid: list[str]) -> dict:
-    """One layout's per-rank numbers, capacity and verdict (a JSON-ready dict)."""
-    dp = gpus // tp
+    """One plain TP x DP layout's per-rank numbers, capacity and verdict (JSON-ready)."""
+    dp = topo.gpus // tp
     state = sum(c.per_rank(tp) for c in components)
     w = None if weights is None else -(-weights // tp)
-    base = {"tp": tp, "dp": dp, "valid": not invalid,
+    base = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
+            "dp": dp, "group_gpus": tp, "valid": not invalid} | placement(tp, topo) | {
             "per_rank": {"weights_bytes": w, "state_bytes_per_sequence": state,
                          "budget_bytes": budget.budget_bytes,
                          "reserve_bytes": budget.reserve_bytes}}
     if invalid:
-        return base | {"max_sequences": 0, "sequences_per_replica": 0, "fits": False,
-                       "reason": "; ".join(invalid)}
-    left = None if w is None else budget.budget_bytes - w - budget.reserve_bytes
-    per_replica = None if left is None else (max(0, left) // state if state else 0)
-    total = None if per_replica is None else per_replica * dp
-    fits, reason = _reason(w, budget.reserve_bytes, budget.budget_bytes, state, per_replica,
-                           total, required)
-    return base | {"max_sequences": total, "sequences_per_replica": per_replica,
-                   "fits": fits, "reason": reason}
+        base["per_rank"] |= {"padding_bytes": 0, "used_bytes": None}
+        return base | {"max_sequences": 0, "sequences_per_replica": 0, "sequences_per_group": 0,
+                       "fits": False, "reason": "; ".join(invalid)}
+    out = capacity(base, w, state, 0, budget, dp, required)
+    return out | {"sequences_per_replica": out["sequences_per_group"]}
 
 
 def tp_candidates(gpus: int, requested: int | None) -> list[int]:
@@ -77,15 +90,44 @@ def tp_candidates(gpus: int, requested: int | None) -> list[int]:
     return [t for t in range(1, gpus + 1) if gpus % t == 0]
 
 
-def recommend(layouts: list[dict]) -> dict | None:
-    """Most resident sequences, then the smaller TP; only valid layouts with known capacity."""
-    ok = [x for x in layouts if x["valid"] and x["max_sequences"] is not None]
-    if not ok:
+def _rank(x: dict) -> tuple:
+    """Sort key, best first: fits, most sequences, fewest domains, smallest group."""
+    return (x["fits"] is not True, -x["max_sequences"], x["domains"], x["group_gpus"])
+
+
+def _why(best: dict, nxt: dict | None) -> str:
+    """Which criterion separated the winner from the runner-up."""
+    n, lab = best["max_sequences"], best["label"]
+    if nxt is None:
+        return f"{lab} is the only valid layout ({n} sequences)"
+    other = f"next best {nxt['label']}"
+    if n != nxt["max_sequences"] or best["fits"] != nxt["fits"]:
+        return f"{lab} holds the most sequences ({n}); {other} holds {nxt['max_sequences']}"
+    if best["domains"] != nxt["domains"]:
+        return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab} spans fewer "
+                f"scale-up domains ({best['domains']} vs {nxt['domains']})")
+    return (f"{lab} and {nxt['label']} both hold {n} sequences in {best['domains']} scale-up "
+            f"domain(s); {lab} uses the smaller group ({best['group_gpus']} vs "
+            f"{nxt['group_gpus']} GPUs)")
+
+
+def best_of(layouts: list[dict]) -> tuple[dict | None, dict | None]:
+    """(winner, runner-up) among valid layouts with known capacity."""
+    ok = sorted((x for x in layouts if x["valid"] and x["max_sequences"] is not None), key=_rank)
+    return (ok[0] if ok else None), (ok[1] if len(ok) > 1 else None)
+
+
+def summary(x: dict | None, why: str | None = None) -> dict | None:
+    """The short form of a layout used by `recommended`, best-of and search candidates."""
+    if x is None:
         return None
-    best = max(ok, key=lambda x: (x["fits"] is True, x["max_sequences"], -x["tp"]))
-    runner = [x for x in ok if x is not best]
-    why = f"TP={best['tp']} x DP={best['dp']} holds the most sequences ({best['max_sequences']})"
-    if runner:
-        nxt = max(runner, key=lambda x: (x["max_sequences"], -x["tp"]))
-        why += f"; next best TP={nxt['tp']} x DP={nxt['dp']} holds {nxt['max_sequences']}"
-    return {"tp": best["tp"], "dp": best["dp"], "why": why}
+    keys = ("id", "parallelism", "label", "tp", "dp", "attention_dp", "attention_tp", "ep",
+            "placement", "domains", "max_sequences", "fits")
+    out = {k: x[k] for k in keys if k in x}
+    return out | ({"why": why} if why else {})
+
+
+def recommend(layouts: list[dict]) -> dict | None:
+    """Most resident sequences, then fewer scale-up domains, then the smaller group."""
+    best, nxt = best_of(layouts)
+    return None if best is None else summary(best, _why(best, nxt))

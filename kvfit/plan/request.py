@@ -18,6 +18,14 @@ class PlanRequest:
     allow_context_overflow: bool = False
     hardware: str | None = None
     gpus: int | None = None
+    system: str | None = None
+    nodes: int | None = None
+    systems: list[str] | None = None
+    max_nodes: int | None = None
+    parallelism: str = "tp"
+    device_memory_gib: float | None = None
+    max_context: bool = False
+    min_gpus: bool = False
     tp: int | None = None
     utilization: float = 0.9
     runtime_reserve_gib: float = 0.0

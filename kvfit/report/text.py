@@ -1,4 +1,7 @@
-"""The text report, read top-down: verdict, layouts, state, fields, weights, warnings."""
+"""The text report, read top-down: verdict, search/inverse answers, layouts, state, facts.
+
+Renderers never compute: every number and sentence below comes from the report dict.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,9 @@ ASSUMPTIONS = (
     "by the utilization and reserve you chose.",
     "TP layouts assume ideal weight sharding inside each TP group; DP replicas hold full copies.",
 )
+EP_ASSUMPTION = ("Attention-DP + EP layouts distribute routed experts across each model group "
+                 "and count every other tensor replicated on every GPU; prefix sharing, HiCache, "
+                 "context/pipeline parallelism and cross-node expert groups are not searched.")
 
 
 def gib(n) -> str:
@@ -21,48 +27,162 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
                              for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]
 
 
+def _chosen(r: dict) -> dict | None:
+    best = r.get("recommended")
+    return next((x for x in r["layouts"] if best and x["id"] == best["id"]), None)
+
+
 def _verdict(r: dict) -> list[str]:
     m = r["model"]
     rev = f"@{m['revision'][:12]}" if m.get("revision") else ""
     head = (f"kvfit: {m['source']}{rev} ({m['origin']}) | {r['architecture']['id']} | "
             f"{r['context_tokens']:,} tokens | KV {r['kv_dtype']}")
-    best = r.get("recommended")
-    if not r["layouts"]:
+    lay = _chosen(r)
+    if r.get("search") and not r["layouts"]:
+        line = "NO CANDIDATE: no system family holds the target under these settings."
+    elif not r["layouts"]:
         line = (f"STATE ONLY: {gib(r['state']['bytes_per_sequence'])} per sequence; pass "
-                "--hardware and --gpus to plan a fit.")
+                "--hardware and --gpus (or --system) to plan a fit.")
     elif r["weights"]["bytes"] is None:
         line = ("WEIGHTS UNKNOWN: per-rank state is shown, but no fit can be judged; pass "
                 "--weight-gib or a checkpoint with weight files or an index.")
-    elif best is None:
+    elif lay is None:
         line = "NO LAYOUT: no valid layout for this model on these GPUs."
     else:
-        lay = next(x for x in r["layouts"] if x["tp"] == best["tp"])
         word = {True: "FITS", False: "DOES NOT FIT", None: "UNKNOWN"}[lay["fits"]]
-        line = f"{word}: TP={lay['tp']} x DP={lay['dp']}: {lay['reason']}."
-    return [head, line]
+        line = f"{word}: {lay['label']}: {lay['reason']}."
+    return [head, line] + _inverse(r)
+
+
+def _inverse(r: dict) -> list[str]:
+    inv = r.get("inverse")
+    if not inv:
+        return []
+    if inv["question"] == "min_gpus":
+        if inv["min_gpus"] is None:
+            return [f"MIN GPUS: no count of {inv['hardware']} up to {inv['searched_up_to']:,} "
+                    f"holds {inv['required_sequences']} sequences."]
+        return [f"MIN GPUS: {inv['min_gpus']} x {inv['hardware']} ({inv['recommended']['label']}) "
+                f"hold {inv['recommended']['max_sequences']} >= {inv['required_sequences']} "
+                f"sequences (searched 1..{inv['searched_up_to']:,})."]
+    out = [f"MAX CONTEXT: longest context (1..{inv['upper_bound_tokens']:,}) at which "
+           f"{inv['required_sequences']} sequence(s) fit, per layout:"]
+    rows = [["layout", "placement", "max context", "sequences there"]]
+    rows += [[x["label"], x["placement"], "-" if x["max_context_tokens"] is None else
+              f"{x['max_context_tokens']:,}", "-" if x["max_sequences"] is None
+              else str(x["max_sequences"])] for x in inv["per_layout"]]
+    return out + _table(rows, {2, 3})
+
+
+def _search(r: dict) -> list[str]:
+    s = r.get("search")
+    if not s:
+        return []
+    out = ["", f"Search: the fewest complete systems holding {r['target']['required_sequences']} "
+               f"sequences, up to {s['max_nodes']} node(s) ({s['memory_basis']} memory basis)"]
+    for c in s["candidates"]:
+        if c["status"] == "fits":
+            a, loc = c["best_any_fabric"], c["best_scale_up_local"]
+            line = (f"{c['nodes']} node(s) = {c['gpus']} x {c['hardware']}: best_any_fabric "
+                    f"{a['label']}, {a['dp']} model group(s), {a['max_sequences']} sequences "
+                    f"[{a['placement']}]; best_scale_up_local "
+                    + (f"{loc['label']}, {loc['max_sequences']} sequences" if loc else "none"))
+            if c["smallest_scale_up_local_nodes"] not in (None, c["nodes"]):
+                line += f" (node-local fits from {c['smallest_scale_up_local_nodes']} nodes)"
+        else:
+            line = f"{c['status'].upper()}: {c['reason']}"
+        o = c.get("other_basis")
+        if o:
+            line += (f" | on the {o['basis']} basis: " + (f"{o['nodes']} node(s)" if o["nodes"]
+                     else o["status"]))
+        out.append(f"  {c['system']:<12} {line}")
+    out.append(f"Chosen: {s['chosen'] or 'none'} ({s['why']})")
+    return out
+
+
+def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
+    rows = [["TP", "DP"] + (["placement"] if topo else []) +
+            ["weights/rank", "state/seq/rank", "budget/rank", "max seqs", "verdict"]]
+    for x in (x for x in r["layouts"] if x["parallelism"] == "tp"):
+        p = x["per_rank"]
+        verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
+        rows.append([str(x["tp"]), str(x["dp"])] + ([x["placement"]] if topo else []) +
+                    [gib(p["weights_bytes"]), gib(p["state_bytes_per_sequence"]),
+                     gib(p["budget_bytes"]), "-" if x["max_sequences"] is None
+                     else f"{x['max_sequences']:,}", verdict])
+    return rows
+
+
+def _dpa_rows(r: dict) -> list[list[str]]:
+    rows = [["layout", "groups", "placement", "experts/rank", "other/rank", "state/seq/rank",
+             "padding/rank", "used / budget per rank", "max seqs", "verdict"]]
+    for x in (x for x in r["layouts"] if x["parallelism"] != "tp"):
+        p = x["per_rank"]
+        verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
+        rows.append([x["label"], str(x["dp"]), x["placement"], gib(p["routed_expert_bytes"]),
+                     gib(p["non_expert_bytes"]), gib(p["state_bytes_per_sequence"]),
+                     gib(p["padding_bytes"]), f"{gib(p['used_bytes'])} / {gib(p['budget_bytes'])}",
+                     f"{x['max_sequences']:,}", verdict])
+    return rows
+
+
+def _hardware_line(hw: dict) -> str:
+    where = (f"{hw['nodes']} x {hw['system']} = {hw['gpus']} x {hw['id']}; scale-up domain "
+             f"{hw['scale_up_domain_accelerators']} GPU(s), {hw['scale_up_domains']} domain(s), "
+             f"{hw['memory_domains']} memory domain(s)" if hw.get("system")
+             else f"{hw['gpus']} x {hw['id']}")
+    return (f"Layouts on {where} ({hw['basis_detail']}; utilization {hw['utilization']:g}; "
+            f"reserve {gib(hw['runtime_reserve_bytes'])} per GPU)")
 
 
 def _layouts(r: dict) -> list[str]:
     hw, t = r["hardware"], r["target"]
-    out = ["", f"Layouts on {hw['gpus']} x {hw['id']} ({hw['basis_detail']}; utilization "
-           f"{hw['utilization']:g}; reserve {gib(hw['runtime_reserve_bytes'])} per GPU)",
-           f"Target: {t['concurrent_users']} user(s) x {t['active_sequences_per_user']} "
-           f"resident sequence(s) = {t['required_sequences']}"]
-    rows = [["TP", "DP", "weights/rank", "state/seq/rank", "budget/rank", "max seqs", "verdict"]]
+    topo = bool(hw.get("system")) or any(x["placement"] != "node-local" for x in r["layouts"])
+    out = ["", _hardware_line(hw), f"Target: {t['concurrent_users']} user(s) x "
+           f"{t['active_sequences_per_user']} resident sequence(s) = {t['required_sequences']}"]
+    out += _table(_plain_rows(r, topo), {0, 1} | ({3, 4, 5, 6} if topo else {2, 3, 4, 5}))
+    if any(x["parallelism"] != "tp" for x in r["layouts"]):
+        out += ["Attention-DP + expert parallelism (groups = model groups):"]
+        out += _table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8})
     for x in r["layouts"]:
-        p = x["per_rank"]
-        verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
-        rows.append([str(x["tp"]), str(x["dp"]), gib(p["weights_bytes"]),
-                     gib(p["state_bytes_per_sequence"]), gib(p["budget_bytes"]),
-                     "-" if x["max_sequences"] is None else f"{x['max_sequences']:,}", verdict])
-    out += _table(rows, {0, 1, 2, 3, 4, 5})
-    for x in r["layouts"]:
+        name = f"TP={x['tp']}" if x["parallelism"] == "tp" else x["label"]
         if x["fits"] is False:
-            out.append(f"  TP={x['tp']}: {x['reason']}")
-        out += [f"  TP={x['tp']}: {note}" for note in x.get("replication", ())]
-    if r["recommended"]:
-        out.append(f"Recommended: TP={r['recommended']['tp']} x DP={r['recommended']['dp']} "
-                   f"({r['recommended']['why']})")
+            out.append(f"  {name}: {x['reason']}")
+        if not x["valid"]:
+            continue
+        if x.get("placement_note"):
+            out.append(f"  {name}: {x['placement_note']}")
+        if x["parallelism"] == "tp":
+            out += [f"  {name}: {note}" for note in x.get("replication", ())]
+    return out + _recommendation(r)
+
+
+def _recommendation(r: dict) -> list[str]:
+    rec, out = r["recommended"], []
+    if rec:
+        out.append(f"Recommended: {rec['label']} ({rec['why']})")
+    for key, name in (("best_scale_up_local", "Best node-local"), ("best_any_fabric",
+                                                                  "Best on any fabric")):
+        b = r.get(key)
+        if r["hardware"].get("system"):
+            out.append(f"{name}: " + (f"{b['label']} ({b['max_sequences']} sequences, "
+                                      f"{b['placement']})" if b else "none"))
+    lay = _chosen(r)
+    if lay and lay["parallelism"] != "tp" and lay["per_rank"]["used_bytes"] is not None:
+        p = lay["per_rank"]
+        out.append(f"Per GPU ({lay['label']}): {gib(p['weights_bytes'])} of checkpoint tensors "
+                   f"({gib(p['routed_expert_bytes'])} routed experts + "
+                   f"{gib(p['non_expert_bytes'])} other tensors, counted replicated), "
+                   f"{lay['sequences_per_group']} x {gib(p['state_bytes_per_sequence'])} of "
+                   f"sequence state, {gib(p['reserve_bytes'])} reserve and "
+                   f"{gib(p['padding_bytes'])} pool padding ({p['padding_bytes']:,} B: one "
+                   f"{p['padding_page_tokens']}-token "
+                   f"page): {gib(p['used_bytes'])} / {gib(p['budget_bytes'])} budgeted.")
+    out += r.get("placement_notes") or []
+    cmp = r.get("memory_basis_comparison")
+    if cmp and (cmp["max_sequences"] != cmp["other_max_sequences"]
+                or r.get("fits") != cmp["other_fits"]):
+        out.append(f"Memory basis: {cmp['explanation']}")
     return out
 
 
@@ -78,6 +198,18 @@ def _state(r: dict) -> list[str]:
                      c["bytes_per_entry_formula"] + ("" if c["layout"] == "logical"
                                                      else f" [{c['layout']}]")])
     return out + _table(rows, {2, 3, 4, 5})
+
+
+def _experts(r: dict) -> list[str]:
+    ep = r.get("expert_parallel")
+    if not ep:
+        return []
+    return ["", f"Expert ownership ({ep['source']}): {ep['detail']}",
+            f"  {gib(ep['routed_expert_bytes'])} in {ep['routed_experts']} routed experts + "
+            f"{gib(ep['non_expert_bytes'])} other tensors = {gib(ep['total_bytes'])} of tensors "
+            "in the whole checkpoint",
+            f"  {ep['assumption']}.",
+            f"  Pool padding ({ep['engine']}): {ep['padding_rule']}."]
 
 
 def _facts(r: dict) -> list[str]:
@@ -98,11 +230,13 @@ def _facts(r: dict) -> list[str]:
 
 def render_text(r: dict) -> str:
     """The whole text report."""
-    lines = _verdict(r)
+    lines = _verdict(r) + _search(r)
     if r["layouts"]:
         lines += _layouts(r)
-    lines += _state(r) + _facts(r)
+    lines += _state(r) + _experts(r) + _facts(r)
     if r["warnings"]:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r["warnings"]]
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in ASSUMPTIONS]
+    if r.get("expert_parallel"):
+        lines.append(f"  - {EP_ASSUMPTION}")
     return "\n".join(lines) + "\n"

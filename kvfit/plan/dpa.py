@@ -1,0 +1,135 @@
+"""Attention data parallelism with expert parallelism (SGLang DPA, vLLM DP + EP).
+
+A model group of G GPUs (SGLang `--tp G`) runs A attention groups of T = G/A GPUs each
+(`--attn-dp-size A`); every attention group serves its own sequences and owns its own
+cache pool, while the routed experts are spread over the whole group (`--ep-size G`).
+vLLM's equivalent is `--data-parallel-size A --tensor-parallel-size T
+--enable-expert-parallel`. Per GPU this counts (bytes):
+
+    weights = every non-expert tensor (replicated: a deliberate upper bound)
+              + the routed-expert bytes of the fullest EP rank (contiguous expert blocks)
+    state   = per-sequence state at attention TP = T (latent/MLA rows stay whole)
+    padding = one padding page of the pool (token state) or one slot (constant state)
+    sequences per attention group = floor((budget - weights - reserve - padding) / state)
+    max_sequences = that x A attention groups x (GPUs / G) model groups
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .layouts import Budget, capacity, tp_problems
+from .ownership import Ownership
+from .systems import Topology, placement
+
+
+@dataclass(frozen=True)
+class Profile:
+    """An engine's attention-DP + EP mode: names, flags and pool padding rule (tokens)."""
+
+    name: str
+    engine: str
+    label: str
+    flags: str
+    default_page: int
+    latent_page: int
+    padding_rule: str
+
+
+PROFILES = {
+    "sglang-dpa": Profile(
+        "sglang-dpa", "SGLang", "DPA{a} / attention TP{t} / EP{g}",
+        "--tp {g} --attn-dp-size {a} --ep-size {g}", 1, 64,
+        "SGLang gives every attention-DP rank its own token pool holding one extra padding "
+        "page (mem_cache/memory_pool.py; a Mamba pool one extra slot); page_size is 1 by default "
+        "and 64 with the FlashMLA / NSA backends that serve latent (MLA, DSA) caches"),
+    "vllm-dp-ep": Profile(
+        "vllm-dp-ep", "vLLM", "DP{a} x attention TP{t} + EP{g}",
+        "--data-parallel-size {a} --tensor-parallel-size {t} --enable-expert-parallel", 16, 64,
+        "every vLLM DP engine owns its KV pool, and block 0 of it is the reserved null block "
+        "(v1/core/kv_cache_utils.py); blocks are 16 tokens by default and 64 with FlashMLA"),
+}
+
+
+def page_tokens(profile: Profile, components) -> int:
+    """Tokens per pool page: the latent-backend page when any state is latent."""
+    latent = any(c.kind == "latent" for c in components)
+    return profile.latent_page if latent else profile.default_page
+
+
+def padding_bytes(components, tp: int, page: int) -> int:
+    """One padding page of token state (page x bytes per token per rank) plus one slot of
+    constant state, per rank, at attention TP = `tp`."""
+    total = 0
+    for c in components:
+        if c.kind == "none" or c.entries_per_layer == 0:
+            continue
+        if c.kind == "constant":
+            total += c.per_rank(tp)
+            continue
+        row = Fraction(c.layers * c.bytes_per_entry)
+        if c.heads is not None:
+            row = row * c.heads_per_rank(tp) / c.heads
+        total += page * -(-row.numerator // row.denominator)
+    return total
+
+
+def group_sizes(topo: Topology, requested: int | None, experts: int) -> list[int]:
+    """Model-group sizes to evaluate: the requested --tp, else every divisor of the GPU
+    count from 2 up to one scale-up domain (cross-domain expert groups are not searched)."""
+    if requested is not None:
+        return [requested]
+    return [g for g in range(2, min(topo.gpus, topo.domain_size) + 1)
+            if topo.gpus % g == 0 and experts % g == 0]
+
+
+def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership, comps,
+               budget: Budget, required: int, divides) -> dict:
+    """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G."""
+    t, groups = g // a, topo.gpus // g
+    invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p]
+    expert_rank = own.rank_bytes(g)
+    w = own.non_expert_bytes + expert_rank
+    state = sum(c.per_rank(t) for c in comps)
+    page = page_tokens(profile, comps)
+    pad = padding_bytes(comps, t, page)
+    fmt = {"a": a, "t": t, "g": g}
+    base = {"id": f"{profile.name}-g{g}-a{a}", "parallelism": profile.name,
+            "label": profile.label.format(**fmt), "engine_flags": profile.flags.format(**fmt),
+            "tp": g, "dp": groups, "attention_dp": a, "attention_tp": t, "ep": g,
+            "group_gpus": g, "valid": not invalid} | placement(g, topo) | {
+            "per_rank": {"weights_bytes": w, "non_expert_bytes": own.non_expert_bytes,
+                         "routed_expert_bytes": expert_rank, "state_bytes_per_sequence": state,
+                         "budget_bytes": budget.budget_bytes,
+                         "reserve_bytes": budget.reserve_bytes, "padding_page_tokens": page}}
+    if invalid:
+        base["per_rank"] |= {"padding_bytes": pad, "used_bytes": None}
+        return base | {"max_sequences": 0, "sequences_per_group": 0, "sequences_per_replica": 0,
+                       "fits": False, "reason": "; ".join(invalid)}
+    out = capacity(base, w, state, pad, budget, a * groups, required)
+    per = out["sequences_per_group"]
+    out["sequences_per_replica"] = per * a
+    if out["fits"] is not None and per:
+        out["reason"] += (f" ({groups} model group(s) x {a} attention group(s) x {per} "
+                          "sequence(s))")
+    return out
+
+
+def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget: Budget,
+                required: int, divides, requested: int | None) -> list[dict]:
+    """Every attention-DP split of every model-group size."""
+    profile = PROFILES[profile_name]
+    out = []
+    for g in group_sizes(topo, requested, own.experts):
+        for a in (x for x in range(g, 0, -1) if g % x == 0):
+            out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides))
+    return out
+
+
+def section(profile_name: str, own: Ownership, comps) -> dict:
+    """The report's `expert_parallel` section."""
+    profile = PROFILES[profile_name]
+    return {"parallelism": profile.name, "engine": profile.engine,
+            "padding_rule": profile.padding_rule,
+            "padding_page_tokens": page_tokens(profile, comps)} | own.section()

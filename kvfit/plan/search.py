@@ -1,0 +1,133 @@
+"""`--systems A B C --max-nodes N`: the smallest number of complete systems that fits.
+
+For each system family, node counts 1..N are tried in order and every layout is evaluated
+on each (plain TP x DP across any fabric; attention-DP + EP groups inside one scale-up
+domain). The first count whose best layout (any fabric) meets the target is the candidate;
+it states its best node-local layout and its best layout on any fabric, so a cross-domain
+result never passes for a validated local one. A family is "incompatible" when the model
+cannot be placed on it at all (no valid layout, or a 4-bit cache format the accelerator
+lacks), and has "no candidate" when layouts exist but none reaches the target within N.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..hardware import find_accelerator, find_system
+from . import placements, systems
+
+DEFAULT_MAX_NODES = 8
+FP4_CACHES = ("nvfp4", "mxfp4")
+
+
+def _validate(req) -> int:
+    for flag, value in (("hardware", req.hardware), ("gpus", req.gpus),
+                        ("system", req.system), ("nodes", req.nodes)):
+        if value is not None:
+            raise UsageError(f"--systems searches node counts itself; drop --{flag}.",
+                             hint="Use --max-nodes N to bound the search.")
+    if req.min_gpus or req.max_context:
+        raise UsageError("--systems cannot be combined with --min-gpus or --max-context.")
+    n = DEFAULT_MAX_NODES if req.max_nodes is None else req.max_nodes
+    return systems.count("max-nodes", n, systems.MAX_NODES)
+
+
+def _incompatible(m, acc) -> str | None:
+    """Why this accelerator cannot hold the requested cache format at all (or None)."""
+    for what, name in m.cache_dtypes:
+        if name in FP4_CACHES and acc.fp4 is False:
+            return (f"{acc.id} has no native FP4 ({acc.name}); the {what} cache is {name}, "
+                    "so this family cannot serve the requested format")
+    return None
+
+
+def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> dict:
+    """Walk node counts 1..max_nodes; the first whose best any-fabric layout fits."""
+    best_seen, valid, found, local_at = None, False, None, None
+    for n in range(1, max_nodes + 1):
+        topo = systems.of_system(system, n)
+        if req.tp is not None and topo.gpus % req.tp:
+            continue
+        _, out, hw = placements.run_topology(req, m, topo, m.comps, required, basis)
+        anyf, local = out["best_any_fabric"], out["best_scale_up_local"]
+        valid = valid or anyf is not None
+        if anyf and (best_seen is None or anyf["max_sequences"] > best_seen[1]["max_sequences"]):
+            best_seen = (n, anyf)
+        if found is None and anyf and anyf["fits"]:
+            found = (n, out, hw)
+        if local and local["fits"]:
+            local_at = n
+            break
+    return {"valid": valid, "best_seen": best_seen, "found": found, "local_at": local_at}
+
+
+def candidate(req, m, system, required: int, max_nodes: int, basis: str | None = None) -> dict:
+    """One family's answer: status, node count, and its best local / any-fabric layouts."""
+    acc = find_accelerator(system.hardware)
+    head = {"system": system.id, "name": system.name, "hardware": acc.id,
+            "accelerators_per_node": system.accelerators}
+    why = _incompatible(m, acc)
+    scan = None if why else _scan(req, m, system, required, max_nodes, basis)
+    if why or not scan["valid"]:
+        return head | {"status": "incompatible", "nodes": None, "gpus": None,
+                       "reason": why or "no layout of this model is valid on this system",
+                       "best_scale_up_local": None, "best_any_fabric": None,
+                       "smallest_scale_up_local_nodes": None}
+    if scan["found"] is None:
+        n, lay = scan["best_seen"]
+        return head | {"status": "no candidate", "nodes": None, "gpus": None,
+                       "reason": f"no candidate under these settings: up to {max_nodes} node(s) "
+                                 f"the most any layout holds is {lay['max_sequences']} "
+                                 f"({lay['label']} on {n} node(s), {lay['placement']}); the "
+                                 f"target needs {required}",
+                       "best_scale_up_local": None, "best_any_fabric": lay,
+                       "smallest_scale_up_local_nodes": None}
+    n, out, hw = scan["found"]
+    return head | {"status": "fits", "nodes": n, "gpus": hw["gpus"],
+                   "reason": f"{n} node(s): {out['best_any_fabric']['label']} holds "
+                             f"{out['best_any_fabric']['max_sequences']} sequences; the target "
+                             f"needs {required}",
+                   "budget_bytes_per_gpu": hw["budget_bytes_per_gpu"],
+                   "best_scale_up_local": out["best_scale_up_local"],
+                   "best_any_fabric": out["best_any_fabric"],
+                   "smallest_scale_up_local_nodes": scan["local_at"]}
+
+
+def _other_basis(req, m, system, required: int, max_nodes: int, cand: dict) -> dict | None:
+    """The same family on the other memory basis (None when both bases agree in memory)."""
+    other = placements.OTHER_BASIS[req.memory_basis]
+    acc = find_accelerator(system.hardware)
+    if req.device_memory_gib is not None or acc.memory(other)[0] == acc.memory(
+            req.memory_basis)[0] or cand["status"] == "incompatible":
+        return None
+    alt = candidate(req, m, system, required, max_nodes, other)
+    return {"basis": other, "status": alt["status"], "nodes": alt["nodes"],
+            "max_sequences": (alt["best_any_fabric"] or {}).get("max_sequences")}
+
+
+def run(req, m, warnings: list[str]) -> dict:
+    """The search report: a candidate per family, and the full placement of the chosen one."""
+    max_nodes = _validate(req)
+    if m.weights.bytes is None:
+        raise UsageError("a system search needs the checkpoint's weight bytes; pass "
+                         "--weight-gib or a checkpoint with weight files or an index.")
+    required = placements.target(req)["required_sequences"]
+    chosen_systems = [find_system(s) for s in dict.fromkeys(req.systems)]
+    cands = []
+    for s in chosen_systems:
+        c = candidate(req, m, s, required, max_nodes)
+        cands.append(c | {"other_basis": _other_basis(req, m, s, required, max_nodes, c)})
+    fitting = sorted((c for c in cands if c["status"] == "fits"),
+                     key=lambda c: (c["gpus"], -c["best_any_fabric"]["max_sequences"]))
+    search = {"systems": [s.id for s in chosen_systems], "max_nodes": max_nodes,
+              "memory_basis": req.memory_basis, "candidates": cands,
+              "chosen": fitting[0]["system"] if fitting else None,
+              "why": (f"fewest accelerators among the {len(fitting)} fitting candidate(s)"
+                      if fitting else "no family has a candidate under these settings")}
+    if not fitting:
+        return {"search": search, "target": placements.target(req), "hardware": None,
+                "layouts": [], "recommended": None, "best_scale_up_local": None,
+                "best_any_fabric": None, "fits": False, "placement_notes": [],
+                "memory_basis_comparison": None}
+    best = fitting[0]
+    topo = systems.of_system(find_system(best["system"]), best["nodes"])
+    return {"search": search} | placements.plan_placements(req, m, topo, warnings)
