@@ -30,13 +30,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import run_cli, run_json
 from kvfit.errors import ConfigError, UsageError
 from kvfit.expr import compile_expr
 from kvfit.metadata import FileEntry, Metadata
 from kvfit.plan import ownership
 from kvfit.plan.dpa import PROFILES, padding_bytes, page_tokens
 from kvfit.specs.architecture import Experts
+
+from conftest import run_cli, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 GLM = ROOT / "tests" / "fixtures" / "systems" / "zai-org--GLM-5.3"

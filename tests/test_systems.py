@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, run_json
 from kvfit.hardware import find_accelerator, find_system
 from kvfit.plan.layouts import recommend
 from kvfit.plan.systems import Topology, domains_spanned, of_hardware, of_system
+
+from conftest import run_cli, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN = ROOT / "tests" / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-32B"

@@ -17,7 +17,7 @@ def _entry(value, key: str | None):
 
 def _per_layer(sel: Selector, values: dict, n: int, arch: Architecture):
     seq = values.get(sel.field)
-    if seq is None:
+    if not seq:                      # absent, or an empty list ("none declared")
         return None
     if len(seq) != n:
         raise ConfigError(f"'{_keys(arch, sel.field)}' has {len(seq)} entries but the model has "
@@ -95,10 +95,12 @@ def _check_partition(arch: Architecture, values: dict, n: int, done: dict) -> No
                  for s in arch.layers.values() if s.field and s.mode in ("list", "chars")
                  and values.get(s.field) is not None]
         detail = f" ({'; '.join(sorted(set(facts)))})" if facts else ""
-        what = "is not covered by" if not owners else f"is in several of ({', '.join(owners)})"
+        what = ("matches none of" if not owners else
+                f"matches more than one ({', '.join(owners)}) of")
         raise UnsupportedArchitecture(
-            f"layer {i}{detail} {what} spec '{arch.id}''s layer kinds "
-            f"({', '.join(arch.partition)}); kvfit will not guess its state.",
+            f"layer {i}{detail} {what} the layer kinds of spec '{arch.id}' "
+            f"({', '.join(arch.partition)}); the declarations conflict or name a kind the spec "
+            "does not model, and kvfit will not guess its state.",
             fields=tuple(sorted({_keys(arch, s.field) for s in arch.layers.values() if s.field})))
 
 
