@@ -61,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--weight-gib", type=float, help="override checkpoint weight size (GiB)")
     g.add_argument("--cache-layout", help="engine storage layout of the state (see the spec)")
     g.add_argument("--mtp", action="store_true", help="count declared MTP (draft) layers")
-    g.add_argument("--offline", action="store_true", help="never contact the Hub")
+    g.add_argument("--offline", action="store_true", help="never contact the Hub (answer from "
+                   "the local cache or kvfit's pinned catalog)")
+    g.add_argument("--verify-headers", action="store_true", help="read the safetensors headers "
+                   "(HTTP Range requests on the Hub): tensor bytes per dtype, and refuse "
+                   "weights that miss a declared layer")
     g.add_argument("--timeout", type=float, help="Hub request timeout in seconds (default 10)")
     h = p.add_argument_group("hardware and layout")
     h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...) "

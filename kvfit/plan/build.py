@@ -63,7 +63,7 @@ def load_metadata(req: PlanRequest) -> Metadata:
             return load_local(path)
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
-    if req.parallelism != "tp":        # expert ownership needs the weight headers
+    if req.parallelism != "tp" or req.verify_headers:   # ownership/verification read headers
         return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True)
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
 
@@ -97,11 +97,12 @@ def _context(req, fields, warnings) -> tuple[int, int | None, str]:
     return ctx, declared, f"user: --context {req.context}"
 
 
-def _weights(req, meta, arch, values, warnings):
+def _weights(req, meta, arch, values, quant, warnings):
     """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for."""
     if req.parallelism not in PARALLELISMS:
         raise UsageError(f"--parallelism {req.parallelism!r}: choose {', '.join(PARALLELISMS)}.")
-    weights = count_weights(meta, req.weight_gib)
+    weights = count_weights(meta, req.weight_gib, (quant or {}).get("runtime_floor_gib"),
+                            (quant or {}).get("runtime_floor_basis"))
     own = None
     if req.parallelism != "tp":
         from .ownership import establish
@@ -116,6 +117,17 @@ def _weights(req, meta, arch, values, warnings):
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "
                         "state only. Pass --weight-gib to plan the fit.")
     return weights, own
+
+
+def _headers(req, meta, n_layers, warnings):
+    """--verify-headers section (or, without it, an index-coverage warning)."""
+    from .headers import index_coverage_warning, verify
+
+    if not req.verify_headers:
+        index_coverage_warning(meta, n_layers, warnings)
+        return None
+    path = Path(req.model) if req.model else None
+    return verify(meta, n_layers, path if path is not None and path.is_dir() else None)
 
 
 def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
@@ -135,12 +147,13 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}
     comps = evaluate_components(arch, fields, sets, ctx, names, req.cache_layout)
-    weights, own = _weights(req, meta, arch, values, warnings)
+    weights, own = _weights(req, meta, arch, values, quant, warnings)
     divides = [(e.text, e.evaluate(values)) for e in arch.tp_divides]
     caches = (("KV", kv.name),) + ((("index", index.name),)
                                    if any(c.kind == "index" for c in comps) else ())
     m = Model(meta, arch, fields, sets, names, req.cache_layout, ctx, comps, weights, divides,
               own, caches)
+    headers = _headers(req, meta, n_layers, warnings)
     head = {
         "report_version": 1, "model": model_section(meta), "input_config": req.input_config,
         "architecture": architecture_section(arch, fields, n_layers, sets),
@@ -150,6 +163,8 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
                        "note": d.note} for k, d in (("kv", kv), ("index", index), ("model", model))},
         "quantization": quant,
     }
+    if headers is not None:
+        head["headers"] = headers
     return m, head
 
 

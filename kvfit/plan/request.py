@@ -35,6 +35,7 @@ class PlanRequest:
     cache_layout: str | None = None
     mtp: bool = False
     offline: bool = False
+    verify_headers: bool = False
     timeout: float = 10.0
     json: bool = False
     input_config: str | None = None

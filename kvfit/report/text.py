@@ -221,11 +221,31 @@ def _facts(r: dict) -> list[str]:
                                f"{v['provenance']})" + (f"; {v['note']}" if v["note"] else "")
                                for k, v in d.items()]
     out += ["", f"Weights: {gib(w['bytes'])} ({w['source']}: {w['detail']})"]
-    q = r.get("quantization") or {}
-    if q.get("weight_algorithm") or q.get("kv_cache"):
-        out.append(f"Quantization: weights {q.get('weight_algorithm') or 'none'}; KV cache "
-                   f"declaration {q.get('kv_cache') or 'none'}")
-    return out
+    h = r.get("headers")
+    if h:
+        dtypes = ", ".join(f"{k} {gib(v)}" for k, v in h["bytes_by_dtype"].items())
+        out.append(f"Headers: {h['tensors']:,} tensors, {gib(h['tensor_bytes'])} "
+                   f"({h['source']}){'; ' + dtypes if dtypes else ''}; all {h['layers_covered']} "
+                   "declared layers have tensors")
+    return out + _quant_lines(r.get("quantization") or {}) + _model_notes(r["model"])
+
+
+def _quant_lines(q: dict) -> list[str]:
+    if not (q.get("weight_algorithm") or q.get("kv_cache") or q.get("kv_cache_source")):
+        return []
+    scope = f"; mixed, {q.get('scope')}" if q.get("mixed") else (
+        f"; {q['scope']}" if q.get("scope") else "")
+    excl = f"; {q['excluded_modules']} excluded module pattern(s)" if q.get(
+        "excluded_modules") and "excluded" not in (q.get("scope") or "") else ""
+    kv = q.get("kv_cache") or "none"
+    src = f" ({q['kv_cache_source']})" if q.get("kv_cache_source") else ""
+    return [f"Quantization: weights {q.get('weight_algorithm') or 'none'}{scope}{excl}",
+            f"KV-cache declaration: {kv}{src}"]
+
+
+def _model_notes(m: dict) -> list[str]:
+    notes = m.get("notes") or []
+    return ["", "Checkpoint:"] + [f"  - {n}" for n in notes] if notes else []
 
 
 def render_text(r: dict) -> str:
