@@ -1,0 +1,191 @@
+"""Accuracy of kvfit's engine predictions over every public start-up log in the fixtures.
+
+    uv run python bench/engine_accuracy.py          # the table
+    uv run python bench/engine_accuracy.py --fit    # refit the non-KV constants, with
+                                                    # leave-one-out errors
+
+For each log: the available KV memory (vLLM "Available KV cache memory"; SGLang the printed
+K+V pool), the KV tokens (vLLM "GPU KV cache size"; SGLang max_total_num_tokens) and the
+concurrency, printed vs predicted end to end, plus the tokens rebuilt from the printed memory
+(the paging rules alone). "fit" marks logs some fitted constant was fitted on: their
+end-to-end errors are not independent. Misses stay in the table with the reason.
+Nothing here asserts; tests never time anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from engine_log_cases import load_cases  # noqa: E402
+
+from kvfit.engines.explain import explain  # noqa: E402
+from kvfit.engines.spec import load_spec  # noqa: E402
+from kvfit.errors import KvfitError  # noqa: E402
+
+LIMIT = 5.0
+MEMORY = {"vllm": "available KV memory", "sglang": ("KV pool bytes (K+V, per GPU)",
+                                                    "SWA pool bytes (K+V, per GPU)")}
+TOKENS = {"vllm": "GPU KV cache size", "sglang": "max_total_num_tokens"}
+
+
+def fitted_logs() -> set[str]:
+    """Slugs any fitted constant of any engine spec was fitted on."""
+    return {s for e in ("vllm", "sglang") for c in load_spec(e)["estimates"].values()
+            for s in c["fitted_on"]}
+
+
+def _row(result: dict, names) -> dict | None:
+    names = (names,) if isinstance(names, str) else names
+    return next((r for r in result["rows"] if r["number"] in names), None)
+
+
+def _cell(row: dict | None, unit: str = "") -> tuple[str, str, str]:
+    if row is None:
+        return "-", "-", "-"
+    fmt = (lambda v: f"{v:.2f}") if unit == "gib" else (lambda v: f"{v:,.0f}" if v >= 100
+                                                          else f"{v:.2f}")
+    p = "-" if row["printed"] is None else fmt(row["printed"])
+    q = "-" if row["predicted"] is None else fmt(row["predicted"])
+    d = "-" if row["diff_pct"] is None else f"{row['diff_pct']:+.2f}%"
+    return p, q, d
+
+
+def _ok(row: dict | None) -> bool:
+    return bool(row) and row["diff_pct"] is not None and abs(row["diff_pct"]) <= LIMIT
+
+
+def _why(result: dict, mem: dict | None, tok: dict | None) -> str:
+    if _ok(mem) and _ok(tok):
+        return "within 5%"
+    for row in (mem, tok):
+        if row and row["predicted"] is None and row["printed"] is not None:
+            return row["rule"] or "not predicted"
+        if row and row.get("why"):
+            return row["why"]
+    return "printed value absent" if mem is None or mem["printed"] is None else "-"
+
+
+def evaluate() -> list[dict]:
+    """One summary record per fixture log."""
+    out, fit = [], fitted_logs()
+    for case in load_cases():
+        try:
+            res = explain(case.text, model_dir=str(case.model_dir), engine_version=case.version,
+                          tp=case.tp, hardware=case.hardware, flags=case.thread_flags)
+        except KvfitError as err:
+            out.append({"case": case, "error": err.message})
+            continue
+        e = case.engine
+        mem, tok = _row(res, MEMORY[e]), _row(res, TOKENS[e])
+        rule = _row(res, (f"{TOKENS[e]}, from the printed memory", f"{TOKENS[e]}, from the "
+                          "printed pool", "SWA pool tokens, from the printed pool"))
+        conc = _row(res, "maximum concurrency" if e == "vllm" else "max_running_requests")
+        out.append({"case": case, "result": res, "mem": mem, "tok": tok, "rule": rule,
+                    "conc": conc, "fit": case.slug in fit, "why": _why(res, mem, tok)})
+    return out
+
+
+def print_table(records: list[dict]) -> None:
+    """The accuracy table and the summary counts."""
+    head = ("log", "engine", "fit", "avail printed", "avail pred", "err", "tokens printed",
+            "tokens pred", "err", "tokens from printed mem", "err", "concurrency printed",
+            "pred", "err", "why")
+    rows = [head]
+    for r in records:
+        c = r["case"]
+        if "error" in r:
+            rows.append((c.slug, c.engine, "", *["-"] * 11, f"error: {r['error']}"))
+            continue
+        m, t, rl, cc = _cell(r["mem"], "gib"), _cell(r["tok"]), _cell(r["rule"]), _cell(r["conc"])
+        rows.append((c.slug, f"{c.engine}@{c.version}", "fit" if r["fit"] else "", *m, *t,
+                     rl[1], rl[2], *cc, r["why"]))
+    widths = [max(len(x[i]) for x in rows) for i in range(len(head) - 1)]
+    for x in rows:
+        print("  ".join(f"{v:<{w}}" for v, w in zip(x[:-1], widths, strict=True)) + "  " + x[-1])
+    _summary(records)
+
+
+def _summary(records: list[dict]) -> None:
+    good = [r for r in records if "error" not in r]
+    n = len(records)
+    both = [r for r in good if _ok(r["mem"]) and _ok(r["tok"])]
+    lines = [
+        ("available KV memory within 5%", [r for r in good if _ok(r["mem"])]),
+        ("KV tokens within 5% (end to end)", [r for r in good if _ok(r["tok"])]),
+        ("memory and tokens both within 5%", both),
+        ("KV tokens from the printed memory within 5%", [r for r in good if _ok(r["rule"])]),
+    ]
+    print()
+    for label, hits in lines:
+        held_out = [r for r in hits if not r["fit"]]
+        print(f"{label}: {len(hits)}/{n} logs ({len(held_out)} of them not used for fitting)")
+    print(f"logs not used for any fit: {sum(1 for r in good if not r['fit'])}/{n}")
+
+
+def _lsq(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """(intercept, slope) of the least-squares line."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return my - slope * mx, slope
+
+
+def fit_report(records: list[dict]) -> None:
+    """Refit the vLLM non-KV constants from the logs that print them; leave-one-out errors
+    of each constant and of the available KV memory it feeds."""
+    recs = [r for r in records if "error" not in r and r["case"].engine == "vllm"
+            and "activation_gib" in _printed(r)]
+    pts = [(r, r["result"]["prediction"]["memory"]["activation_peak_bytes"]["logits_gib"],
+            _printed(r)["activation_gib"]) for r in recs]
+    base, copies = _lsq([x for _, x, _ in pts], [y for _, _, y in pts])
+    print(f"activation peak = {base:.3f} + {copies:.3f} x logits GiB, fitted on {len(pts)} logs")
+    for i, (r, x, y) in enumerate(pts):
+        rest = pts[:i] + pts[i + 1:]
+        b, c = _lsq([a for _, a, _ in rest], [z for _, _, z in rest])
+        nt = [_printed(o)["non_torch_gib"] for o, _, _ in rest if (o["case"].tp == 1) ==
+              (r["case"].tp == 1)]
+        mem = r["result"]["prediction"]["memory"]
+        shift = (mem["activation_peak_bytes"]["value"] / 2**30 - (b + c * x)
+                 + mem["non_torch_bytes"]["value"] / 2**30 - sum(nt) / len(nt))
+        avail, printed = mem["available_kv_bytes"]["value"] / 2**30 + shift, _printed(r)
+        print(f"  {r['case'].slug}: activation printed {y:.2f}, fitted {base + copies * x:.2f}, "
+              f"leave-one-out {b + c * x:.2f} GiB; available KV leave-one-out {avail:.2f} vs "
+              f"printed {printed['available_gib']:.2f} GiB "
+              f"({100 * (avail - printed['available_gib']) / printed['available_gib']:+.2f}%)")
+    for label, want in (("TP=1", True), ("TP>1", False)):
+        vals = [_printed(r)["non_torch_gib"] for r in records if "error" not in r
+                and "non_torch_gib" in _printed(r) and (r["case"].tp == 1) == want]
+        if vals:
+            print(f"non-torch {label}: mean {sum(vals) / len(vals):.3f} GiB over {len(vals)} logs")
+    firsts = [_printed(r)["cudagraph_gib"] * 1024 - 6 * (_printed(r)["graphs_piecewise"]
+              + _printed(r)["graphs_full"] - 2) for r in records if "error" not in r
+              and {"cudagraph_gib", "graphs_full"} <= set(_printed(r))]
+    print(f"CUDA graphs: first capture mean {sum(firsts) / len(firsts):.0f} MiB over "
+          f"{len(firsts)} logs ({', '.join(f'{f:.0f}' for f in firsts)})")
+
+
+def _printed(record: dict) -> dict:
+    from kvfit.engines.logparse import parse
+
+    return parse(record["case"].text).printed
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--fit", action="store_true", help="refit the non-KV constants")
+    args = p.parse_args(argv)
+    if args.fit:
+        fit_report(evaluate())
+        return 0
+    print_table(evaluate())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

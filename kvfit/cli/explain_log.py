@@ -1,0 +1,125 @@
+"""`kvfit explain-log FILE`: predicted vs printed for a vLLM or SGLang start-up log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+EPILOG = """\
+The log may be plain or carry process prefixes ((EngineCore pid=...) INFO ..., [... TP0]).
+kvfit recovers the engine, version, model and flags, evaluates the model's state from its
+config (--model-dir: logs name Hub ids), predicts the start-up numbers, and prints them
+beside the printed ones. Inputs the log states (GPU total, loaded weights) are used as
+inputs; "from the printed memory" rows check the paging rules alone.
+
+exit codes: 0 compared; 2 not a readable start-up log, missing model config, bad flags.
+
+example:
+  kvfit explain-log serve.log --model-dir ./Llama-3.1-8B-Instruct
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with kvfit's one-paragraph usage errors (exit 2)."""
+
+    def error(self, message):
+        raise UsageError(message, hint=f"See `{self.prog} --help`.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The explain-log parser."""
+    from ..engines import engine_args
+
+    p = Parser(prog="kvfit explain-log", formatter_class=argparse.RawDescriptionHelpFormatter,
+               epilog=EPILOG, description="Compare a vLLM or SGLang start-up log with kvfit's "
+               "prediction for the same model, version and flags.")
+    p.add_argument("log", help="start-up log file ('-' reads standard input)")
+    p.add_argument("--model-dir", help="checkpoint folder with the model's config.json")
+    p.add_argument("--config", help="the model's config.json (instead of --model-dir)")
+    p.add_argument("--engine-version", help="engine version when the log does not state it")
+    p.add_argument("--tp", type=int, help="tensor-parallel size when the log does not state it")
+    p.add_argument("--hardware", help="accelerator preset (h100-80, ...) for the GPU total when "
+                   "the log does not print it")
+    p.add_argument("--weight-gib", type=float, help="checkpoint weight GiB (whole model) when "
+                   "the log prints no loaded weights")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    engine_args(p, with_engine=False)
+    return p
+
+
+def _fmt(value, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "gib":
+        return f"{value:,.2f} GiB"
+    if unit == "ratio":
+        return f"{value:.4g}"
+    return f"{int(round(value)):,}"
+
+
+def render(result: dict) -> str:
+    """The side-by-side table (plain text, deterministic)."""
+    head = (f"kvfit explain-log: {result['engine']} {result['version']} "
+            f"(version: {result['version_basis']}; rules {result['rules_range']})\n"
+            f"model {result['model'] or '(not named in the log)'} -> config {result['config']} (spec "
+            f"{result['architecture']}), TP={result['tp']} ({result['tp_basis']}), "
+            f"KV {result['kv_dtype']}, max_model_len {result['max_model_len']:,}\n")
+    table = [("number", "printed", "predicted", "diff", "rule")]
+    for r in result["rows"]:
+        diff = "-" if r["diff_pct"] is None else f"{r['diff_pct']:+.2f}%"
+        table.append((r["number"], _fmt(r["printed"], r["unit"]), _fmt(r["predicted"], r["unit"]),
+                      diff, r["rule"] or "-"))
+        for key in ("note", "why"):
+            if r.get(key):
+                table.append(("", "", "", "", f"{key}: {r[key]}"))
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    lines = [f"{a:<{widths[0]}}  {b:>{widths[1]}}  {c:>{widths[2]}}  {d:>{widths[3]}}  {e}"
+             for a, b, c, d, e in table]
+    notes = [f"note: {n}" for n in result["notes"]]
+    return head + "\n" + "\n".join(lines) + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")
+
+
+def run(argv: list[str]) -> int:
+    """Entry for `kvfit explain-log ARGS`; returns the exit code (errors raise KvfitError)."""
+    from ..engines import pop_engine_args
+    from ..engines.explain import explain
+
+    ns = vars(build_parser().parse_args(argv))
+    opts = pop_engine_args(ns)
+    if ns["log"] == "-":
+        text = sys.stdin.read()
+    else:
+        path = Path(ns["log"])
+        if not path.is_file():
+            raise UsageError(f"no such log file: {ns['log']}")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    model = ns["model_dir"] or ns["config"]
+    result = explain(text, model_dir=model, engine_version=ns["engine_version"], tp=ns["tp"],
+                     hardware=ns["hardware"], weight_gib=ns["weight_gib"],
+                     flags=opts["flags"], overrides=opts["overrides"])
+    if ns["json"]:
+        result.pop("prediction")
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(render(result))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (until `kvfit explain-log` is dispatched from kvfit.cli.main)."""
+    from ..errors import KvfitError
+
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return run(argv)
+    except KvfitError as err:
+        print(err.render(), file=sys.stderr)
+        return err.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Engine-faithful capacity: what vLLM or SGLang will allocate, before any weight loads.
+
+    section = predict("vllm", "0.33.0", {"max_model_len": 131072}, components, tp=1,
+                      weights_bytes_per_rank=..., memory_bytes_per_gpu=..., context=131072,
+                      quant=report["quantization"])
+
+Rules are data (specs/engines/<engine>.yaml, by version range); their meaning is code here:
+pages.py (cache layers, groups, padding), vllm.py, sglang.py (budgets and capacity),
+budget.py (fitted non-KV estimates). Every number in the result carries a `basis`.
+"""
+
+from __future__ import annotations
+
+from .cli_args import engine_args, pop_engine_args
+from .command import print_command
+from .common import Inputs
+from .spec import installed_version, parse_engine, rules_for
+
+__all__ = ["Inputs", "engine_args", "pop_engine_args", "predict", "predict_inputs",
+           "print_command", "resolve_version"]
+
+
+def resolve_version(engine: str, version: str | None) -> tuple[str | None, str]:
+    """(version, how it was chosen): requested, installed, or the spec default (assumed)."""
+    if version:
+        return version, "requested"
+    found = installed_version(engine)
+    if found:
+        return found, "installed"
+    return None, "assumed: not requested and not installed; the spec's newest range"
+
+
+def predict_inputs(engine: str, version: str | None, flags: dict, inp: Inputs) -> dict:
+    """The `engine` section for one layout from prepared inputs."""
+    from . import sglang, vllm
+
+    chosen, how = resolve_version(engine, version)
+    rules = rules_for(engine, chosen)
+    body = (vllm if engine == "vllm" else sglang).predict(rules, dict(flags), inp)
+    return {"engine": engine, "version": rules.version, "version_basis": how,
+            "rules_range": rules.label, "evidence": list(rules.evidence), "tp": inp.tp,
+            "per": "one engine instance (one DP replica); every number is per GPU of it",
+            "metrics": rules.metrics, **body}
+
+
+def predict(engine: str, version: str | None, flags: dict, components: list, tp: int,
+            weights_bytes_per_rank: int | None, memory_bytes_per_gpu: int, context: int,
+            quant: dict | None, **extra) -> dict:
+    """JSON-ready prediction of `engine` at `version` for one TP layout.
+
+    components: kvfit ComponentState list (evaluate them with the engine's KV dtype: see
+      kvfit.engines.state.engine_state); weights_bytes_per_rank: checkpoint bytes one rank
+      loads (None: unknown); memory_bytes_per_gpu: driver-visible bytes per GPU; context:
+      the planned max_model_len; quant: the report's quantization summary.
+    extra (optional): total_bytes/total_basis (torch-visible total, e.g. the hardware spec's
+      CUDA total), vocab, weights_basis, weights_packed, overrides {activation, cudagraph,
+      non_torch} in GiB, free_before_load_bytes, max_context (the config's declared maximum:
+      a longer max_model_len is refused as the engines do).
+    """
+    engine, at = parse_engine(engine)
+    inp = Inputs(list(components), tp, context, weights_bytes_per_rank, memory_bytes_per_gpu,
+                 quant=quant, **extra)
+    return predict_inputs(engine, version or at, flags, inp)

@@ -1,0 +1,98 @@
+"""Non-KV memory as modelled estimates: total memory, loaded weights, activation peak,
+non-torch growth and CUDA graphs. Each returns a number with its basis; a user override
+(GiB) replaces the estimate and is labelled "user".
+
+The constants are fitted to public start-up logs (specs/engines/*.yaml `estimates`, each
+naming the logs); bench/engine_accuracy.py --fit recomputes them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .common import GIB, MIB, Inputs, num
+
+
+def torch_total(rules, inp: Inputs) -> dict:
+    """Memory the engine sees as the GPU total (torch), bytes."""
+    if inp.total_bytes is not None:
+        return num(inp.total_bytes, inp.total_basis or "hardware spec: CUDA total")
+    if not inp.visible_bytes:
+        return num(None, "GPU memory unknown (pass --hardware)")
+    off = int(rules.est("torch_total_offset_mib") * MIB)
+    return num(inp.visible_bytes - off, rules.est_basis("torch_total_offset_mib") +
+               ": driver-visible memory minus the torch offset")
+
+
+def context_overhead(rules, tp: int) -> dict:
+    """Memory gone before the engine's budget starts (CUDA context, communicators), bytes."""
+    name = "cuda_context_gib" if tp == 1 else "cuda_context_tp_gib"
+    return num(int(rules.est(name) * GIB), rules.est_basis(name))
+
+
+def loaded_weights(rules, inp: Inputs) -> dict:
+    """Weight bytes one rank holds after loading, with the engine's packing estimate."""
+    w = inp.weights_bytes_per_rank
+    if w is None:
+        why = inp.weights_basis if inp.weights_basis.startswith("unknown") else \
+            "unknown: no weight files, index or --weight-gib"
+        return num(None, why)
+    algo = (inp.quant or {}).get("weight_algorithm")
+    name = f"weight_packing_{algo}"
+    if inp.weights_packed and name in rules.estimates:
+        return num(int(w * rules.est(name)), rules.est_basis(name) +
+                   f": checkpoint bytes x {rules.est(name)}")
+    return num(w, inp.weights_basis)
+
+
+def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> dict:
+    """vLLM's profiling-run activation peak (bytes): base + copies x fp32 sampler logits."""
+    if "activation" in inp.overrides:
+        return num(int(inp.overrides["activation"] * GIB), "user")
+    names = ["activation_base_gib", "activation_logits_copies"]
+    vocab = inp.vocab
+    if not vocab:
+        vocab = int(rules.est("activation_vocab_fallback"))
+        names.append("activation_vocab_fallback")
+    logits = min(max_num_seqs, mnbt) * vocab * 4 / GIB
+    value = rules.est("activation_base_gib") + rules.est("activation_logits_copies") * logits
+    return num(int(value * GIB), rules.est_basis(*names), logits_gib=round(logits, 5),
+               note=rules.estimates["activation_base_gib"].get("note"))
+
+
+def non_torch(rules, inp: Inputs) -> dict:
+    """Non-torch memory growth during profiling (communicator buffers), bytes."""
+    if "non_torch" in inp.overrides:
+        return num(int(inp.overrides["non_torch"] * GIB), "user")
+    name = "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"
+    return num(int(rules.est(name) * GIB), rules.est_basis(name))
+
+
+def capture_sizes(largest: int) -> int:
+    """How many CUDA graphs vLLM captures up to `largest` tokens: 1, 2, 4, then every 8 up
+    to 248, then every 16 (51 graphs at 512, 83 at 1024, 35 at 256; fixture logs)."""
+    small = [s for s in (1, 2, 4) if s <= largest]
+    mid = len(range(8, min(largest, 248) + 1, 8))
+    big = len(range(256, largest + 1, 16)) if largest >= 256 else 0
+    return len(small) + mid + big
+
+
+def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> dict:
+    """vLLM's CUDA-graph memory estimate (bytes) for PIECEWISE + FULL decode graphs."""
+    if "cudagraph" in inp.overrides:
+        return num(int(inp.overrides["cudagraph"] * GIB), "user")
+    if eager:
+        return num(0, "user: --enforce-eager (no graphs)")
+    largest = min(rules["cudagraph_capture_max"], 2 * max_num_seqs)
+    n_piece, n_full = capture_sizes(largest), capture_sizes(min(largest, max_num_seqs))
+    if inp.graph_counts:
+        n_piece, n_full = inp.graph_counts
+    graphs = max(0, n_piece - 1) + max(0, n_full - 1)
+    mib = rules.est("cudagraph_first_mib") + rules.est("cudagraph_per_graph_mib") * graphs
+    return num(int(mib * MIB), rules.est_basis("cudagraph_first_mib", "cudagraph_per_graph_mib"),
+               graphs=n_piece + n_full)
+
+
+def ceil_bytes(x: float) -> int:
+    """Whole bytes, rounded up."""
+    return int(math.ceil(x))

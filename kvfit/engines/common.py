@@ -1,0 +1,84 @@
+"""Shared pieces of the engine predictions: the inputs, numbers with a basis, GiB helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GIB, MIB = 1024**3, 1024**2
+
+
+def num(value, basis: str, **extra) -> dict:
+    """A JSON-ready number with its basis ("engine rule <file:line>", "estimate (...)", "user",
+    "log", "checkpoint", "hardware spec"), plus optional extra keys."""
+    out = {"value": value, "basis": basis}
+    out.update({k: v for k, v in extra.items() if v is not None})
+    return out
+
+
+def gib(n: float | int | None) -> str:
+    """'58.11 GiB' (two decimals, like the engines print) or 'n/a'."""
+    return "n/a" if n is None else f"{n / GIB:.2f} GiB"
+
+
+@dataclass
+class Inputs:
+    """Everything a prediction needs besides the engine rules and flags.
+
+    components: kvfit ComponentState list (evaluated with the engine's KV dtype/layout);
+    tp: tensor-parallel size of one replica; context: the planned max_model_len (tokens);
+    weights_bytes_per_rank: weight bytes one rank loads (None: unknown);
+    weights_basis: where that number came from ("checkpoint", "user", "log");
+    weights_packed: True when weights come from checkpoint bytes and the engine's load-time
+      packing estimate should apply;
+    visible_bytes: driver-visible (nvidia-smi) memory per GPU; total_bytes: torch-visible
+      total when known (hardware spec cuda_total or a log), with total_basis;
+    free_before_load_bytes: free memory before weights load (SGLang), when a log shows it;
+    quant: kvfit's quantization summary dict; vocab: the model's vocabulary size;
+    overrides: user GiB overrides {"activation", "cudagraph", "non_torch"};
+    graph_counts: (piecewise, full) CUDA graphs captured, when a log states them;
+    max_context: the config's declared maximum context (engines refuse a longer one).
+    """
+
+    components: list
+    tp: int
+    context: int
+    weights_bytes_per_rank: int | None
+    visible_bytes: int
+    weights_basis: str = "checkpoint"
+    weights_packed: bool = False
+    total_bytes: int | None = None
+    total_basis: str | None = None
+    free_before_load_bytes: int | None = None
+    quant: dict | None = None
+    vocab: int | None = None
+    overrides: dict = field(default_factory=dict)
+    graph_counts: tuple | None = None
+    max_context: int | None = None
+
+    @property
+    def latent(self) -> bool:
+        """True when the model keeps a latent (MLA) cache."""
+        return any(c.kind == "latent" for c in self.components)
+
+    @property
+    def recurrent(self) -> bool:
+        """True when the model keeps constant-size (recurrent) state."""
+        return any(c.kind == "constant" for c in self.components)
+
+
+def too_long(engine: str, length: int, inp: Inputs) -> dict | None:
+    """The refusal for a max_model_len above the config's declared maximum, or None."""
+    if inp.max_context is None or length <= inp.max_context:
+        return None
+    where = {"vllm": "vllm/config/model.py (_get_and_verify_max_len)",
+             "sglang": "sglang/srt/configs/model_config.py (context length check)"}[engine]
+    return {"reason": f"User-specified max_model_len ({length}) is greater than the derived "
+                      f"max_model_len ({inp.max_context}) from the model's config.json.",
+            "rule": f"engine rule {where}; not in engines.md (the engines allow it only with "
+                    "an override environment variable)"}
+
+
+def flag(flags: dict, name: str, default=None):
+    """A flag value, treating None as absent."""
+    value = flags.get(name)
+    return default if value is None else value

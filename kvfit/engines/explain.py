@@ -1,0 +1,153 @@
+"""explain-log: rerun kvfit's prediction for the run a start-up log describes, and put each
+printed number beside the predicted one with the rule that produces it.
+
+Inputs the log states (GPU total, flags, loaded weights) are used as inputs and marked so;
+what kvfit predicts is predicted twice: end to end (from the GPU and the weights), and from
+the engine's printed KV memory (which checks the paging rules alone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ConfigError
+from . import predict_inputs, resolve_version
+from .common import GIB, MIB, Inputs
+from .logparse import LogFacts, parse
+from .rows import rows_for
+from .spec import rules_for
+from .state import engine_state
+
+_SETTINGS = ("max_model_len", "max_num_batched_tokens", "max_num_seqs")
+_KEEP = {"gpu_memory_utilization", "kv_cache_memory_bytes", "max_model_len", "max_num_seqs",
+         "max_num_batched_tokens", "block_size", "kv_cache_dtype", "enable_prefix_caching",
+         "num_speculative_tokens", "decode_context_parallel_size", "enforce_eager",
+         "mem_fraction_static", "page_size", "chunked_prefill_size", "max_running_requests",
+         "max_total_tokens", "disable_radix_cache", "swa_full_tokens_ratio", "context_length",
+         "attn_dp_size", "mamba_full_memory_ratio", "max_mamba_cache_size", "attention_backend"}
+
+
+def _metadata(model_dir: str | None, facts: LogFacts):
+    if model_dir:
+        from ..source.local import load_local
+
+        return load_local(Path(model_dir))
+    if facts.model and "/" in facts.model and not facts.model.startswith(("~", "/", ".")):
+        from .. import hub
+
+        return hub.resolve(hub.parse_reference(facts.model, None), offline=True)
+    raise ConfigError("the log does not name a Hub model kvfit can look up"
+                      + (f" ('{facts.model}')" if facts.model else "") + ", so the model's "
+                      "config is missing.", hint="Pass --model-dir DIR (a folder with "
+                      "config.json) or --config FILE.")
+
+
+def _flags(facts: LogFacts, user: dict) -> dict:
+    flags = {k: v for k, v in facts.flags.items() if k in _KEEP}
+    if facts.engine == "sglang" and "context_length" in flags:
+        flags.setdefault("max_model_len", flags["context_length"])
+    p = facts.printed
+    for name in _SETTINGS:
+        if name not in flags and name in p:
+            flags[name] = p[name]
+    if "max_model_len" not in flags and "concurrency_len" in p:
+        flags["max_model_len"] = p["concurrency_len"]
+    if "dcp" in p:
+        flags.setdefault("decode_context_parallel_size", p["dcp"])
+    if not facts.flags and "gpu_memory_utilization" in p:
+        flags["gpu_memory_utilization"] = p["gpu_memory_utilization"]
+    return flags | user
+
+
+def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
+    p = facts.printed
+    if "total_gib" in p:
+        return int(p["total_gib"] * GIB), "log: worker init total_memory"
+    if "requested_gib" in p and "gpu_memory_utilization" in p:
+        return int(p["requested_gib"] / p["gpu_memory_utilization"] * GIB), \
+            "log: requested memory / utilization"
+    if acc is not None and acc.cuda_total_mib:
+        return acc.cuda_total_mib * MIB, f"hardware spec {acc.id}: CUDA total"
+    return None, None
+
+
+def _weights(facts: LogFacts, weight_gib, meta, tp: int) -> tuple[int | None, str, bool]:
+    if weight_gib is not None:
+        return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
+    if "weights_gib" in facts.printed:
+        return int(facts.printed["weights_gib"] * GIB), "log: loaded weights (an input, " \
+            "not predicted)", False
+    from ..weights import count_weights
+
+    w = count_weights(meta, None)
+    if w.bytes is None:
+        return None, "unknown: the log excerpt prints no loaded weights and the checkpoint " \
+            "has no weight files or index (pass --weight-gib)", False
+    return -(-w.bytes // tp), f"checkpoint: {w.detail}, / TP", True
+
+
+def explain(text: str, *, model_dir: str | None = None, engine_version: str | None = None,
+            tp: int | None = None, hardware: str | None = None, weight_gib: float | None = None,
+            flags: dict | None = None, overrides: dict | None = None) -> dict:
+    """Compare a start-up log with kvfit's prediction. Returns rows and context (JSON-ready)."""
+    facts = parse(text)
+    meta = _metadata(model_dir, facts)
+    version, how = resolve_version(facts.engine, engine_version or facts.version)
+    if engine_version:
+        how = "user: --engine-version"
+    elif facts.version:
+        how = "log"
+    rules = rules_for(facts.engine, version)
+    fl = _flags(facts, flags or {})
+    tp_basis = "user" if tp else ("log" if facts.tp else "assumed")
+    tp = tp or facts.tp or 1
+    context = int(fl.get("max_model_len") or 0)
+    state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context or 1)
+    if not context:
+        context = state.max_context or 1
+        state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context)
+    fl.setdefault("max_model_len", context)
+    inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {})
+    end_to_end = predict_inputs(facts.engine, version, fl, inp)
+    from_printed = _from_printed(facts, version, fl, inp)
+    notes = list(state.warnings) + facts.notes
+    if tp_basis == "assumed":
+        notes.append("TP is not in the log; assumed 1 (pass --tp).")
+    return {"engine": facts.engine, "version": rules.version, "version_basis": how,
+            "rules_range": rules.label, "model": facts.model, "architecture": state.arch_id,
+            "config": meta.source, "tp": tp, "tp_basis": tp_basis, "kv_dtype": state.kv.name,
+            "max_model_len": context,
+            "rows": rows_for(facts, end_to_end, from_printed), "notes": notes,
+            "prediction": end_to_end}
+
+
+def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides) -> Inputs:
+    from ..hardware import find_accelerator
+
+    acc = find_accelerator(hardware) if hardware else None
+    total, basis = _total(facts, acc)
+    if acc is not None:
+        visible = acc.memory("visible")[0]
+    elif total is not None:
+        visible = total + int(rules_for(facts.engine, None).est("torch_total_offset_mib") * MIB)
+    else:
+        visible = 0
+    w, w_basis, packed = _weights(facts, weight_gib, meta, tp)
+    p = facts.printed
+    free = None
+    if "avail_after_load_gib" in p and "weights_gib" in p:
+        free = int((p["avail_after_load_gib"] + p["weights_gib"]) * GIB)
+    graphs = (p["graphs_piecewise"], p["graphs_full"]) if "graphs_full" in p else None
+    return Inputs(state.components, tp, context, w, visible, weights_basis=w_basis,
+                  weights_packed=packed, total_bytes=total, total_basis=basis,
+                  free_before_load_bytes=free, quant=state.quant, vocab=state.vocab,
+                  overrides=overrides, graph_counts=graphs, max_context=state.max_context)
+
+
+def _from_printed(facts, version, flags, inp) -> dict | None:
+    """The vLLM prediction with the printed available memory as --kv-cache-memory-bytes."""
+    avail = facts.printed.get("available_gib")
+    if facts.engine != "vllm" or avail is None:
+        return None
+    return predict_inputs("vllm", version, flags | {"kv_cache_memory_bytes": int(avail * GIB)},
+                          inp)

@@ -1,0 +1,169 @@
+"""Read a vLLM or SGLang start-up log: engine, version, model, flags, printed numbers.
+
+Lines may carry process prefixes ("(EngineCore pid=285) INFO 04-22 15:57:45 [file:line]",
+"(Worker_TP1 pid=445)", "[2026-01-31 13:50:39 TP2]") or none (quoted fragments). Each
+number is read from the first rank that prints it, except the available KV memory, where
+vLLM uses the smallest rank's blocks, so the smallest printed value is kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+_NUM = r"([\d][\d,]*\.?\d*)"
+VLLM = {
+    "version": r"(?:version |V1 LLM engine \(v|API server version )(\d+\.\d+[\w.+-]*)",
+    "model": r"█\s+model\s+(\S+)\s*$",
+    "architecture": r"Resolved architecture: (\w+)",
+    "max_model_len": r"Using max model len (\d+)",
+    "max_num_batched_tokens": r"max_num_batched_tokens(?:=| to )(\d+)",
+    "max_num_seqs": r"Defaulting max_num_seqs to (\d+)",
+    "gpu_memory_utilization": r"(?:Requested memory: |--gpu-memory-utilization=)([\d.]+)",
+    "total_gib": r"total_memory=([\d.]+)GiB",
+    "requested_gib": r"Requested memory: [\d.]+ \(util\), ([\d.]+) GiB",
+    "free_at_start_gib": r"(?:Initial free memory: |free_memory=)([\d.]+) ?GiB",
+    "weights_gib": r"(?:weights memory: |Model loading took )([\d.]+) ?GiB",
+    "activation_gib": r"torch peak memory increase: ([\d.]+)GiB",
+    "non_torch_gib": r"non-torch forward increase memory: ([\d.]+)GiB",
+    "non_kv_gib": r"Total non KV cache memory: ([\d.]+)GiB",
+    "cudagraph_gib": r"Estimated CUDA graph memory: ([\d.]+) GiB total",
+    "available_gib": r"Available KV cache memory: ([\d.]+) GiB",
+    "kv_tokens": r"GPU (?:\+ host )?KV cache size: " + _NUM + " tokens",
+    "concurrency_len": r"Maximum concurrency for " + _NUM + " tokens per request",
+    "concurrency": r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x",
+    "num_gpu_blocks": r"(?:num_gpu_blocks is: |# GPU blocks: )(\d+)",
+    "padding_layers": r"Add (\d+) padding layers",
+    "attention_block_size": r"Setting attention block size to (\d+) tokens",
+    "recurrent_padding_percent": r"Padding mamba page size by ([\d.]+)%",
+    "dcp": r"Multiplying the GPU KV cache size by the dcp_world_size (\d+)",
+    "graphs_piecewise": r"(?:PIECEWISE=|Estimated PIECEWISE CUDA graph memory: .*\()(\d+)",
+    "graphs_full": r"(?:FULL=|Estimated FULL CUDA graph memory: .*\()(\d+)",
+    "refusal_len": r"To serve at least one request with the model'?s max seq len \((\d+)\)",
+}
+SGLANG = {
+    "architecture": r"Load weight end\..*?type=(\w+)",
+    "avail_after_load_gib": r"Load weight end\..*?avail mem=([\d.]+) GB",
+    "weights_gib": r"Load weight end\..*?mem usage=([\d.]+) GB",
+    "full_tokens": r"full_layer_tokens=(\d+)",
+    "swa_tokens": r"swa_layer_tokens=(\d+)",
+    "pool_tokens": r"KV Cache is allocated\..*?#tokens: (\d+)",
+    "k_gib": r"KV Cache is allocated\..*? K size: ([\d.]+) GB",
+    "v_gib": r"KV Cache is allocated\..*? V size: ([\d.]+) GB",
+    "kv_gib": r"KV Cache is allocated\..*? KV size: ([\d.]+) GB",
+    "pool_end_avail_gib": r"Memory pool end\. avail mem=([\d.]+) GB",
+    "max_total_num_tokens": r"max_total_num_tokens=(\d+)",
+    "max_running_requests": r"max_running_requests=(\d+)",
+    "context_len": r"context_len=(\d+)",
+    "mamba_cache_size": r"max_mamba_cache_size: (\d+)",
+}
+_VLLM_MARKS = ("Available KV cache memory", "GPU KV cache size", "Maximum concurrency for",
+               "num_gpu_blocks is", "EngineCore", "vllm")
+_SGLANG_MARKS = ("KV Cache is allocated", "max_total_num_tokens=", "server_args=ServerArgs",
+                 "Load weight end", "sliding window memory pool", "Memory pool end")
+_RANK = re.compile(r"(?:Worker_TP|\bTP)(\d+)")
+
+
+@dataclass
+class LogFacts:
+    """What a start-up log states. printed: name -> number; flags: engine argument names."""
+
+    engine: str
+    version: str | None = None
+    model: str | None = None
+    architecture: str | None = None
+    tp: int | None = None
+    flags: dict = field(default_factory=dict)
+    printed: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+
+def _number(text: str):
+    text = text.replace(",", "")
+    return float(text) if "." in text else int(text)
+
+
+def _scan(lines: list[str], table: dict, facts: LogFacts) -> None:
+    for line in lines:
+        for name, pattern in table.items():
+            m = re.search(pattern, line)
+            if not m:
+                continue
+            raw = m.group(1)
+            value = raw if name in ("version", "model", "architecture") else _number(raw)
+            if name == "available_gib" and name in facts.printed:
+                value = min(value, facts.printed[name])
+            if name not in facts.printed or name == "available_gib":
+                facts.printed[name] = value
+
+
+def _vllm_args(lines: list[str], facts: LogFacts) -> None:
+    for line in lines:
+        m = re.search(r"non-default args: (\{.*)$", line)
+        if not m:
+            continue
+        try:
+            args = ast.literal_eval(m.group(1).strip())
+        except (ValueError, SyntaxError):
+            facts.notes.append("the 'non-default args' line is cut off; read what it shows")
+            args = {k: ast.literal_eval(v) for k, v in re.findall(
+                r"'(\w+)': ('[^']*'|True|False|-?\d+\.?\d*)", m.group(1))}
+        if isinstance(args, dict):
+            facts.flags |= {k: v for k, v in args.items() if k != "model_tag"}
+        return
+
+
+def _sglang_args(lines: list[str], facts: LogFacts) -> None:
+    for line in lines:
+        m = re.search(r"server_args=ServerArgs\((.*)\)", line)
+        if m:
+            for k, v in re.findall(r"(\w+)=('[^']*'|\"[^\"]*\"|[^,()]+)", m.group(1)):
+                try:
+                    facts.flags[k] = ast.literal_eval(v.strip())
+                except (ValueError, SyntaxError):
+                    facts.flags[k] = v.strip()
+            return
+
+
+def detect(text: str) -> str:
+    """'vllm' or 'sglang'; UsageError naming the lines looked for when it is neither."""
+    s = sum(m in text for m in _SGLANG_MARKS)
+    v = sum(m in text for m in _VLLM_MARKS)
+    if not s and not v:
+        raise UsageError("this is not a vLLM or SGLang start-up log kvfit can read: it has none "
+                         f"of the lines {', '.join(repr(m) for m in _VLLM_MARKS[:4])} (vLLM) or "
+                         f"{', '.join(repr(m) for m in _SGLANG_MARKS[:4])} (SGLang).",
+                         hint="Pass the engine's start-up output from launch to the KV-cache lines.")
+    return "sglang" if s > v else "vllm"
+
+
+def parse(text: str) -> LogFacts:
+    """Parse a start-up log (UsageError when it is not one, or has no capacity lines)."""
+    engine = detect(text)
+    lines = text.splitlines()
+    facts = LogFacts(engine)
+    _scan(lines, VLLM if engine == "vllm" else SGLANG, facts)
+    (_vllm_args if engine == "vllm" else _sglang_args)(lines, facts)
+    p = facts.printed
+    for key in ("version", "model", "architecture"):
+        setattr(facts, key, p.pop(key, None))
+    facts.model = facts.flags.get("model") or facts.flags.get("model_path") or facts.model
+    ranks = {int(r) for line in lines for r in _RANK.findall(line)}
+    tp = facts.flags.get("tensor_parallel_size") or facts.flags.get("tp_size")
+    facts.tp = int(tp) if tp else (max(ranks) + 1 if ranks and max(ranks) > 0 else None)
+    _require(facts)
+    return facts
+
+
+def _require(facts: LogFacts) -> None:
+    need = {"vllm": ("available_gib", "kv_tokens", "num_gpu_blocks", "refusal_len"),
+            "sglang": ("pool_tokens", "max_total_num_tokens", "full_tokens")}[facts.engine]
+    if not any(k in facts.printed for k in need):
+        what = {"vllm": "'Available KV cache memory', 'GPU KV cache size' or 'num_gpu_blocks'",
+                "sglang": "'KV Cache is allocated. #tokens' or 'max_total_num_tokens='"}
+        raise UsageError(f"this {facts.engine} log has no KV-cache sizing line ({what[facts.engine]}"
+                         "), so there is nothing to compare.",
+                         hint="Include the start-up lines up to the KV-cache allocation.")

@@ -1,0 +1,206 @@
+"""SGLang: static-memory fraction, per-token cells, token pools, recurrent pool, running cap.
+
+Worked example (Qwen3-14B, 1 x RTX A6000, 0.4.x log): free before loading 19.67 + 27.57 =
+47.24 GB, weights 27.57 GB, mem_fraction_static 0.88 (TP-size table) -> rest = 19.67 -
+47.24 x 0.12 = 14.00 GB. One token costs 40 layers x 8 KV heads x (128 + 128) x 2 B =
+163,840 B -> 91,7xx tokens (page 1); the pool holds tokens + 1 padding page.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import budget
+from .common import MIB, Inputs, flag, gib, num, too_long
+from .pages import layer_pages
+
+
+def _tier(rules, gpu_mib: int) -> dict:
+    rows = rules["capacity_tiers"]
+    return next((r for r in rows if gpu_mib / 1024 < r["below_gib"]), rows[-1])
+
+
+def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) -> dict:
+    """--mem-fraction-static: the user's, else the version's default rule."""
+    if flags.get("mem_fraction_static") is not None:
+        return num(flags["mem_fraction_static"], "user")
+    if rules["mem_fraction_rule"] == "tp_table":
+        row = next(r for r in rules["mem_fraction_tp_table"] if inp.tp >= r["min_tp"])
+        return num(row["value"], rules.basis("mem_fraction_tp_table") + f" (TP={inp.tp})")
+    if not gpu_mib:
+        return num(None, "GPU memory unknown (pass --hardware or --mem-fraction-static)")
+    tier = _tier(rules, gpu_mib)
+    chunk = int(flag(flags, "chunked_prefill_size", tier["chunked_prefill_size"]))
+    max_bs = tier["max_bs_tp4"] if inp.tp >= 4 else tier["max_bs"]
+    if flags.get("max_running_requests"):
+        max_bs = min(max_bs, int(flags["max_running_requests"]))
+    graph = rules["reserve_decode_graph_mib_per_bs"] * max_bs
+    if attn_dp > 1:
+        graph += 3 * max_bs * attn_dp + (1.5 * max_bs * attn_dp if max_bs > 300 else 0)
+    if inp.latent:
+        graph += rules["reserve_prefill_graph_mla_mib"]
+    else:
+        rows = rules["prefill_graph_counts"]
+        row = min(rows, key=lambda r: abs(r["tokens"] - chunk))
+        graph += rules["reserve_prefill_graph_mib_each"] * row["count"]
+    reserved = (rules["reserve_base_mib"] + rules["reserve_activation_per_token_mib"]
+                * max(chunk, rules["reserve_activation_min_tokens"])
+                + inp.tp / 8 * rules["reserve_tp_mib_per_8_ranks"] + graph)
+    if gpu_mib / 1024 > rules["reserve_floor_above_gib"]:
+        reserved = max(reserved, rules["reserve_floor_mib"])
+    value = round((gpu_mib - reserved) / gpu_mib, 3)
+    return num(value, rules.basis("mem_fraction_rule") + f" (reserve {reserved:,.0f} MiB of "
+               f"{gpu_mib:,} MiB; chunked prefill {chunk}, decode graphs up to {max_bs})",
+               reserved_mib=round(reserved), chunked_prefill_size=chunk)
+
+
+def _page(rules, flags: dict) -> tuple[int, str]:
+    """Tokens per page: the user's, else the one the attention backend forces, else 1."""
+    if flags.get("page_size"):
+        return int(flags["page_size"]), "user"
+    backend = flags.get("attention_backend")
+    row = next((r for r in rules["forced_page_sizes"] if r["backend"] == backend), None)
+    if row:
+        return row["page_size"], rules.basis("forced_page_sizes") + f" ({backend})"
+    return rules["page_size_default"], rules.basis("page_size_default")
+
+
+def _cells(pages) -> dict:
+    """Bytes per token of the full pool and the SWA pool, and per recurrent slot (one rank)."""
+    full = sum(p.layers * p.token_bytes for p in pages if p.family == "full")
+    swa = sum(p.layers * p.token_bytes for p in pages if p.family in ("sliding", "chunked"))
+    slot = sum(p.layers * p.state_bytes for p in pages if p.family == "recurrent")
+    other = sorted({p.family for p in pages} - {"full", "sliding", "chunked", "recurrent"})
+    return {"full": full, "swa": swa, "slot": slot, "unmodelled": other}
+
+
+def _page_align(tokens: float, page: int) -> int:
+    return int(tokens) // page * page
+
+
+def _recurrent(rules, flags, rest: float, slot: int) -> tuple[int, float, str]:
+    """(slots, bytes left for KV, basis) for the recurrent pool (kv_cache_configurator.py:3229-3409)."""
+    if flags.get("max_mamba_cache_size"):
+        size = int(flags["max_mamba_cache_size"])
+        basis = "user: --max-mamba-cache-size"
+    else:
+        r = float(flag(flags, "mamba_full_memory_ratio", rules["mamba_full_memory_ratio"]))
+        size = max(0, math.floor((rest * r / (1 + r) - slot) / slot))
+        basis = rules.basis("mamba_full_memory_ratio") + f" (r = {r}: r/(1+r) of the rest)"
+    return size, rest - (size + 1) * slot, basis
+
+
+def predict(rules, flags: dict, inp: Inputs) -> dict:
+    """SGLang's start-up numbers for one attention-DP group at this TP size."""
+    attn_dp = int(flag(flags, "attn_dp_size", 1))
+    attn_tp = max(1, inp.tp // attn_dp)
+    page, page_basis = _page(rules, flags)
+    context = int(flag(flags, "context_length", inp.context))
+    gpu_mib = inp.visible_bytes // MIB
+    mfs = mem_fraction(rules, flags, inp, gpu_mib, attn_dp)
+    pages = layer_pages(inp.components, attn_tp)
+    cells = _cells(pages)
+    free = _free_before(rules, inp)
+    weights = budget.loaded_weights(rules, inp)
+    ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
+    state = "kvfit state, per rank (engine rule sglang/srt/model_executor/pool_configurator.py:340-535)"
+    out = {"attn_tp": num(attn_tp, "engine rule sglang/srt/runtime_context.py:73-76 (tp / "
+                          "attn_dp)"),
+           "swa_full_tokens_ratio": ratio, "padding_tokens": rules["padding_pages"] * page,
+           "page_size": num(page, page_basis),
+           "context_len": num(context, "user" if flags.get("max_model_len") else
+                              "plan: the context"),
+           "mem_fraction_static": mfs, "free_before_load_bytes": free, "weights_bytes": weights,
+           "cells": {"full_bytes_per_token": num(int(cells["full"]), state),
+                     "swa_bytes_per_token": num(int(cells["swa"]), state),
+                     "recurrent_bytes_per_slot": num(int(cells["slot"]), state),
+                     "unmodelled_kinds": cells["unmodelled"]}}
+    long = too_long("sglang", context, inp)
+    if cells["unmodelled"]:
+        out["warnings"] = [f"cache kinds {', '.join(cells['unmodelled'])} are not in SGLang's "
+                           "generic pools (DeepSeek-V4 has its own configurator, "
+                           "pool_configurator.py:1067-1713); they are left out of the cell"]
+    missing = [f"{name}: {x['basis']}" for name, x in (("free memory", free), ("weights", weights),
+               ("mem_fraction_static", mfs)) if x["value"] is None]
+    if missing:
+        out["rest_bytes"] = num(None, "not predicted: " + "; ".join(missing))
+        return out | _pools(rules, flags, None, cells, page, context, attn_dp,
+                            out["rest_bytes"]["basis"]) | {"refusal": long}
+    rest = mfs["value"] * free["value"] - weights["value"]
+    out["rest_bytes"] = num(int(rest), "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:"
+                            "2990-3060 (free after weights - free before x (1 - mem_fraction_static))")
+    out |= _pools(rules, flags, rest, cells, page, context, attn_dp)
+    if long:
+        out["refusal"] = long
+    elif rest <= 0:
+        need = round(1 - (free["value"] - weights["value"]) / free["value"], 3)
+        out["refusal"] = {"reason": "Not enough memory: the weights leave no room for the KV cache. "
+                          f"Increase --mem-fraction-static (at least {need}).",
+                          "rule": "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3043-3058"}
+    return out
+
+
+def _free_before(rules, inp: Inputs) -> dict:
+    if inp.free_before_load_bytes is not None:
+        return num(inp.free_before_load_bytes, "log: avail mem + mem usage at 'Load weight end'")
+    total = budget.torch_total(rules, inp)
+    if total["value"] is None:
+        return total
+    ctx = budget.context_overhead(rules, inp.tp)
+    return num(total["value"] - ctx["value"], f"{total['basis']}; minus {ctx['basis']}")
+
+
+def _pools(rules, flags, rest, cells, page: int, context: int, attn_dp: int,
+           why: str = "needs the memory left after weights") -> dict:
+    """max_total_num_tokens, SWA tokens, recurrent slots, pool bytes and the running cap."""
+    none = num(None, why)
+    out = {"max_total_num_tokens": none, "swa_tokens": None, "mamba_cache_size": None,
+           "max_running_requests": none, "pool_bytes": none, "refusal": None, "log_lines": []}
+    if rest is None or rest <= 0:
+        return out
+    kv_rest, slots = rest, None
+    if cells["slot"]:
+        slots, kv_rest, basis = _recurrent(rules, flags, rest, cells["slot"])
+        out["mamba_cache_size"] = num(slots, basis)
+    ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
+    cell = cells["full"] + (ratio * cells["swa"] if cells["swa"] else 0)
+    if cell <= 0:
+        return out
+    tokens = _page_align(kv_rest / cell, page)
+    if flags.get("max_total_tokens"):
+        tokens = min(tokens, int(flags["max_total_tokens"]))
+    rule = "engine rule sglang/srt/model_executor/pool_configurator.py:637-647 " \
+           "(floor(rest / cell) rounded down to the page)"
+    out["max_total_num_tokens"] = num(tokens, rule)
+    pad = rules["padding_pages"] * page
+    pool = int((tokens + pad) * cells["full"])
+    lines = []
+    if cells["swa"]:
+        swa = _page_align(tokens * ratio, page)
+        out["swa_tokens"] = num(swa, rules.basis("swa_full_tokens_ratio"))
+        pool += int((swa + pad) * cells["swa"])
+        lines.append(f"Use sliding window memory pool. full_layer_tokens={tokens}, "
+                     f"swa_layer_tokens={swa}")
+    out["pool_bytes"] = num(int(pool), rules.basis("padding_pages") + " (tokens + one padding "
+                            "page, x bytes per token; K + V together)")
+    lines.append(f"KV Cache is allocated. #tokens: {tokens}, K+V size: {gib(pool)[:-4]} GB")
+    out["max_running_requests"] = _running(rules, flags, tokens, context, attn_dp, slots)
+    out["log_lines"] = lines
+    return out
+
+
+def _running(rules, flags, tokens: int, context: int, attn_dp: int, slots) -> dict:
+    """Effective max_running_requests per DP worker (kv_cache_configurator.py:3119-3172)."""
+    est = int(tokens / context * rules["running_requests_per_context"])
+    est = min(max(est, rules["running_requests_min"]), rules["running_requests_max"])
+    user = flags.get("max_running_requests")
+    value = min(int(user) // attn_dp if user else est, tokens // 2)
+    basis = rules.basis("running_requests_per_context")
+    if slots is not None:
+        per = rules["mamba_slots_no_radix"] if flags.get("disable_radix_cache") else \
+            rules["mamba_slots_per_request"]
+        if slots // per < value:
+            value = slots // per
+            basis = rules.basis("mamba_slots_per_request") + f" (capped by {slots} recurrent " \
+                f"slots / {per} per request)"
+    return num(value, basis)

@@ -1,0 +1,139 @@
+"""Engine specs: load specs/engines/<id>.yaml, pick the rules for one engine version.
+
+A spec has top-level `rules` and `estimates`, then `versions:` blocks with a range such as
+">=0.21,<0.34". For a version, every block whose range contains it is applied in file order
+(later blocks override earlier ones), so the rules of 0.33 are the base rules, overridden by
+each block that covers 0.33. Every rule value keeps the `source` it was written with.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+from ..errors import SpecError, UsageError
+from ..paths import display_path, specs_dir
+from ..specs.loader import load_file
+from ..specs.schema import check
+
+ENGINES = ("vllm", "sglang")
+_CMP = re.compile(r"\s*(>=|<=|==|>|<)\s*([0-9][0-9.]*)\s*")
+
+
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    """(0, 33, 0) for '0.33.0', 'v0.33.0rc1' or '0.33.0+cu128'; None if there is no number."""
+    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
+    if not m:
+        return None
+    parts = [int(p) for p in m.group(1).split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def in_range(version: tuple[int, ...], spec: str) -> bool:
+    """True when `version` satisfies every comparator of `spec` (">=0.21,<0.34")."""
+    for part in spec.split(","):
+        m = _CMP.fullmatch(part)
+        if not m:
+            raise UsageError(f"bad version range {spec!r}")
+        op, bound = m.group(1), version_tuple(m.group(2))
+        ok = {">=": version >= bound, "<=": version <= bound, ">": version > bound,
+              "<": version < bound, "==": version == bound}[op]
+        if not ok:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules and estimates that apply to one engine version.
+
+    values: rule name -> {"value", "source", ["note"]}; estimates: name -> fitted constant.
+    version: the version string used; assumed: True when it was not given or installed.
+    """
+
+    engine: str
+    version: str
+    assumed: bool
+    label: str
+    values: dict
+    estimates: dict
+    dtypes: tuple
+    metrics: dict = field(default_factory=dict)
+    commands: dict = field(default_factory=dict)
+    evidence: tuple = ()
+    layouts: tuple = ()
+
+    def __getitem__(self, name: str):
+        """The value of rule `name`."""
+        return self.values[name]["value"]
+
+    def basis(self, name: str) -> str:
+        """'engine rule <source>' for rule `name`."""
+        return f"engine rule {self.values[name]['source']}"
+
+    def est(self, name: str) -> float:
+        """The value of fitted constant `name`."""
+        return self.estimates[name]["value"]
+
+    def est_basis(self, *names: str) -> str:
+        """'estimate (fitted to N logs): ...' naming the constants used."""
+        logs = sorted({s for n in names for s in self.estimates[n]["fitted_on"]})
+        return f"estimate (fitted to {len(logs)} logs; constants {', '.join(names)})"
+
+
+@cache
+def load_spec(engine: str) -> dict:
+    """The validated spec document of `engine` (SpecError with file:line:col if invalid)."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}.", hint="Choose vllm or sglang.")
+    path = specs_dir("engines") / f"{engine}.yaml"
+    doc, problems = load_file(path, display_path(path))
+    if doc is not None and not problems:
+        problems = check(doc, "engine.v1.schema.json")
+    if problems:
+        raise SpecError(problems)
+    return doc.data
+
+
+def parse_engine(text: str) -> tuple[str, str | None]:
+    """'vllm@0.33.0' -> ('vllm', '0.33.0'); 'sglang' -> ('sglang', None)."""
+    name, _, version = str(text).partition("@")
+    name = name.strip().lower()
+    if name not in ENGINES:
+        raise UsageError(f"--engine {text!r}: unknown engine.", hint="Use vllm or sglang, "
+                         "optionally with @VERSION (vllm@0.33.0).")
+    return name, (version.strip() or None)
+
+
+def installed_version(engine: str) -> str | None:
+    """The engine's installed distribution version in this environment, without importing it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(load_spec(engine)["package"])
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def rules_for(engine: str, version: str | None) -> Rules:
+    """Rules for `engine` at `version` (None: the spec's default version, marked assumed)."""
+    spec = load_spec(engine)
+    assumed = version is None
+    version = version or spec["default_version"]
+    vt = version_tuple(version)
+    blocks = [b for b in spec["versions"] if vt is not None and in_range(vt, b["versions"])]
+    if not blocks:
+        ranges = ", ".join(b["versions"] for b in spec["versions"])
+        raise UsageError(f"{engine} {version}: kvfit has no rules for this version.",
+                         hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one.")
+    values, metrics, commands = dict(spec["rules"]), {}, {}
+    for b in blocks:
+        values |= b.get("rules", {})
+        metrics = b.get("metrics", metrics)
+        commands = b.get("commands", commands)
+    layouts = tuple(c for c in spec.get("cache_layouts", ())
+                    if "versions" not in c or in_range(vt, c["versions"]))
+    return Rules(engine, version, assumed, blocks[-1].get("label", version), values,
+                 spec["estimates"], tuple(spec["kv_cache_dtypes"]), metrics, commands,
+                 tuple(b["evidence"] for b in blocks), layouts)

@@ -1,0 +1,132 @@
+"""Checkpoint metadata -> the state components an engine would cache, in the engine's
+KV dtype and storage layout. Uses kvfit.state.* exactly like a plan does; only the KV dtype
+resolution follows the engine's own `--kv-cache-dtype` rules (engines.md §3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import dtypes
+from ..errors import UsageError
+from ..metadata import Metadata
+from ..quant import summarize
+from ..specs.registry import builtin_architectures, watchlist
+from ..state.evaluate import check_requirements, evaluate_components
+from ..state.fields import resolve_fields
+from ..state.layers import evaluate_layers
+from ..state.match import reject_unhandled, select
+
+
+@dataclass
+class EngineState:
+    """What the engine caches for this checkpoint: components plus the facts behind them."""
+
+    components: list
+    arch_id: str
+    kv: dtypes.CacheDtype
+    layout: str | None
+    quant: dict
+    vocab: int | None
+    max_context: int | None
+    model_bytes: object
+    warnings: list = field(default_factory=list)
+
+
+def _spelling(rules, text: str) -> dict:
+    for entry in rules.dtypes:
+        if entry["spelling"] == text:
+            return entry
+    known = ", ".join(e["spelling"] for e in rules.dtypes)
+    raise UsageError(f"--kv-cache-dtype {text!r} is not a {rules.engine} spelling.",
+                     hint=f"{rules.engine} accepts: {known}.")
+
+
+def _auto(rules, meta: Metadata, root, root_name, quant: dict, warnings) -> dtypes.CacheDtype:
+    """The engine's `auto`: the checkpoint's KV declaration (as this engine reads it), else
+    the model dtype."""
+    declared, source = quant.get("kv_cache"), quant.get("kv_cache_source") or ""
+    ignores = rules.values.get("auto_kv_ignores_hf_quant_config")
+    if declared and ignores and ignores["value"] and source.startswith("hf_quant_config") \
+            and isinstance(meta.config.get("quantization_config"), dict):
+        warnings.append(f"{rules.engine} ignores the KV declaration in hf_quant_config.json "
+                        f"because config.json has a quantization_config ({ignores['source']}).")
+        declared = None
+    if declared:
+        return dtypes.CacheDtype(dtypes.normalize(declared) or "fp8", dtypes.WIDTHS.get(
+            dtypes.normalize(declared) or "fp8"), f"checkpoint: {source} (engine auto)")
+    found = _served_dtype(rules, meta, root, root_name)
+    return found or dtypes.CacheDtype("bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
+
+
+def _applies(choice: dict, kv: str, roots: list[dict]) -> bool:
+    if "when_kv" in choice and kv not in choice["when_kv"]:
+        return False
+    lacks = choice.get("when_config_lacks")
+    if lacks and any(lacks in r for r in roots):
+        return False
+    cond = choice.get("when_config_in")
+    if cond:
+        value = next((r[cond["key"]] for r in roots if cond["key"] in r), None)
+        return str(value) in cond["values"]
+    return True
+
+
+def _layout(rules, entry: dict, arch, kv: str, roots: list[dict]) -> str | None:
+    """The storage layout the engine uses: a packed spelling's, else the first of the
+    engine spec's `cache_layouts` that this architecture defines and whose conditions hold."""
+    names = {n for c in arch.components for n, _, _ in c.layouts}
+    if entry.get("layout"):
+        if entry["layout"] not in names:
+            raise UsageError(f"--kv-cache-dtype {entry['spelling']} stores a packed layout "
+                             f"('{entry['layout']}') that spec '{arch.id}' does not describe.")
+        return entry["layout"]
+    return next((c["layout"] for c in rules.layouts
+                 if c["layout"] in names and _applies(c, kv, roots)), None)
+
+
+def _served_dtype(rules, meta, root, root_name) -> dtypes.CacheDtype | None:
+    """The model dtype as the engine serves it (--dtype auto runs float32 in 16 bits)."""
+    found = dtypes.model_dtype(meta.config, root, root_name)
+    rule = rules.values.get("float32_model_bytes")
+    if found is not None and found.name == "fp32" and rule:
+        return dtypes.CacheDtype("fp16", dtypes.WIDTHS["fp16"], f"{found.provenance}; served "
+                                 f"in 16 bits ({rules.engine} --dtype auto)")
+    return found
+
+
+def _vocab(config: dict, root: dict) -> int | None:
+    for d in (root, config):
+        v = d.get("vocab_size")
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
+def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
+                 mtp: bool = False) -> EngineState:
+    """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype."""
+    arch, root, root_name = select(meta.config, builtin_architectures(), watchlist())
+    reject_unhandled(arch, root, root_name, watchlist())
+    prefix = f"{root_name}." if root_name else ""
+    fields = resolve_fields(arch, root, prefix)
+    check_requirements(arch, fields)
+    values = {k: r.value for k, r in fields.items() if r.value is not None}
+    _, sets = evaluate_layers(arch, values)
+    warnings: list[str] = []
+    quant = summarize(meta).to_json()
+    entry = _spelling(rules, kv_spelling or "auto")
+    if entry["kvfit"] == "auto":
+        kv = _auto(rules, meta, root, root_name, quant, warnings)
+    elif entry["kvfit"] == "layout":
+        kv = dtypes.explicit("fp8", "--kv-cache-dtype")
+    else:
+        kv = dtypes.explicit(entry["kvfit"], f"--kv-cache-dtype {entry['spelling']} ->")
+    model = _served_dtype(rules, meta, root, root_name) or dtypes.CacheDtype(
+        "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
+    layout = _layout(rules, entry, arch, kv.name, [root, meta.config])
+    names = {"kv_bytes": kv.bytes, "index_bytes": kv.bytes, "model_bytes": model.bytes,
+             "mtp": 1 if mtp else 0}
+    comps = evaluate_components(arch, fields, sets, context, names, layout)
+    return EngineState(comps, arch.id, kv, layout, quant, _vocab(meta.config, root),
+                       fields["max_context"].value, model, warnings)

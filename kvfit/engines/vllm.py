@@ -1,0 +1,242 @@
+"""vLLM V1: available KV memory, block size, groups, blocks, concurrency, and refusals.
+
+Worked example (Llama-3.1-8B, 1 x H100, v0.19.0 log, --gpu-memory-utilization 0.95):
+requested = 0.95 x 79.19 GiB = 75.23 GiB; minus weights 14.99, activation peak 1.89 and
+non-torch 0.25 GiB -> 58.11 GiB available. A block is 32 layers x 16 tokens x 8 KV heads x
+256 values x 2 B = 2,097,152 B -> 29,751 blocks = 476,016 tokens; at 16,384 tokens per
+request a request needs 1,024 blocks -> 29,751 / 1,024 = 29.05x concurrency.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import budget
+from .common import GIB, Inputs, flag, gib, num, too_long
+from .pages import group_pages, layer_pages
+
+_ALIGN = "engine rule vllm/platforms/interface.py:939-1137 (attention block raised so one " \
+         "attention page holds one recurrent state; the recurrent page is padded to it)"
+
+
+_COMPRESSED = ("compressed caches (DeepSeek-V4-style compressor rings and states): vLLM plans "
+               "these with dedicated specs (kv_cache_interface.py:967-1090) that kvfit maps onto "
+               "its generic groups; treat blocks and concurrency as indicative")
+
+
+def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
+    """A setting with its basis: the user's flag or the engine default."""
+    return num(value, "user" if flags.get(name) is not None else default_basis)
+
+
+def _util(rules, flags) -> dict:
+    value = flags.get("gpu_memory_utilization")
+    if value is not None:
+        return num(value, "user")
+    return num(rules["gpu_memory_utilization"], rules.basis("gpu_memory_utilization"))
+
+
+def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
+    """The KV budget one worker computes (gpu_worker.py:753-757), every term with its basis."""
+    total, util = budget.torch_total(rules, inp), _util(rules, flags)
+    requested = num(None if total["value"] is None else math.ceil(total["value"] * util["value"]),
+                    "engine rule vllm/v1/worker/utils.py:716-772 (ceil(total x "
+                    "gpu_memory_utilization))")
+    terms = {"weights_bytes": budget.loaded_weights(rules, inp),
+             "activation_peak_bytes": budget.activation_peak(rules, inp, seqs, mnbt),
+             "non_torch_bytes": budget.non_torch(rules, inp),
+             "cudagraph_bytes": budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager")))}
+    charged = rules["cudagraph_estimate_charged"]
+    terms["cudagraph_bytes"]["charged"] = charged
+    out = {"total_bytes": total, "gpu_memory_utilization": util, "requested_bytes": requested,
+           **terms}
+    user = flags.get("kv_cache_memory_bytes")
+    used = [t["value"] for k, t in terms.items() if k != "cudagraph_bytes" or charged]
+    missing = [t["basis"] for t in [requested, *terms.values()] if t["value"] is None]
+    if user is not None:
+        avail = num(int(user), "user: --kv-cache-memory-bytes (profiling still runs)")
+    elif missing:
+        avail = num(None, "not predicted: " + "; ".join(missing))
+    else:
+        avail = num(requested["value"] - sum(used), "engine rule vllm/v1/worker/gpu_worker.py:"
+                    "753-757 (requested - weights - activation peak - non-torch"
+                    + (" - CUDA-graph estimate)" if charged else ")"))
+    out["available_kv_bytes"] = avail
+    ctx = budget.context_overhead(rules, inp.tp)
+    out["free_at_start_bytes"] = num(None if total["value"] is None else
+                                     total["value"] - ctx["value"], ctx["basis"])
+    return out
+
+
+def block_size(rules, flags: dict, inp: Inputs, pages) -> tuple[dict, dict | None]:
+    """Tokens per attention block, and the hybrid alignment when recurrent state exists."""
+    user = flags.get("block_size")
+    if user:
+        bs = num(int(user), "user")
+    elif inp.latent:
+        bs = num(rules["latent_block_size"], rules.basis("latent_block_size"))
+    else:
+        bs = num(rules["default_block_size"], rules.basis("default_block_size"))
+    rec = [p for p in pages if p.family == "recurrent"]
+    att = [p for p in pages if p.family != "recurrent"]
+    if not (rec and att):
+        return bs, None
+    one_token = max(p.token_bytes for p in att)
+    state = max(p.state_bytes for p in rec)
+    mult = rules["kernel_block_multiple"]
+    align = max(mult, bs["value"])
+    if inp.latent:
+        align = max(align, rules["hybrid_align_latent_min"])
+    tokens = align * math.ceil(state / (align * one_token))
+    tokens = mult * math.ceil(tokens / mult)
+    padded = math.ceil(tokens * one_token)
+    hybrid = {"attention_page_bytes_per_token": num(int(one_token), "kvfit state, per rank"),
+              "recurrent_page_bytes": num(state, "kvfit state, per rank"),
+              "recurrent_page_padded_bytes": num(padded, _ALIGN),
+              "recurrent_padding_percent": num(round(100 * (padded - state) / state, 2), _ALIGN),
+              "log_line": f"Setting attention block size to {tokens} tokens to ensure that "
+                          "attention page size is >= mamba page size"}
+    return num(tokens, _ALIGN), hybrid
+
+
+def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
+                   align: bool) -> list[dict]:
+    """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093)."""
+    in_flight = rules["sliding_in_flight_batches"] * mnbt
+    out = []
+    for g in groups:
+        bt = g.block_tokens
+        if g.family == "sliding":
+            held = min(g.window - 1 + in_flight, L)
+            n, why = math.ceil(held / bt) + 1, f"ceil(min({g.window} - 1 + {in_flight}, {L}) / " \
+                f"{bt}) + 1: the window plus {rules['sliding_in_flight_batches']} x " \
+                f"{mnbt} in-flight tokens (kv_cache_interface.py:918-955)"
+        elif g.family == "chunked":
+            n, why = math.ceil(min(g.window + in_flight, L) / bt), "chunk + in-flight tokens"
+        elif g.family == "recurrent":
+            base = rules["mamba_blocks_align"] if align else rules["mamba_blocks_plain"]
+            n, why = base + spec, (f"{base} state blocks" + (" (prefix-caching align mode)" if
+                                                             align else "") + f" + {spec} spec")
+        else:
+            n, why = math.ceil(math.ceil(L / dcp) / bt), f"ceil({L} / {dcp} / {bt})" if dcp > 1 \
+                else f"ceil({L} / {bt})"
+        out.append({"family": g.family, "components": g.name, "blocks": n, "rule": why})
+    return out
+
+
+def _total(rules, groups, L, mnbt, dcp, spec, align) -> int:
+    return sum(b["blocks"] for b in request_blocks(rules, groups, L, mnbt, dcp, spec, align))
+
+
+def _fit_length(rules, groups, avail: int, bpb: int, mnbt, dcp, spec, align, L: int) -> int:
+    """The longest max_model_len whose one request fits (binary search, like the engine)."""
+    lo, hi = 0, L
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _total(rules, groups, mid, mnbt, dcp, spec, align) * bpb <= avail:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def predict(rules, flags: dict, inp: Inputs) -> dict:
+    """vLLM's start-up numbers for one engine (one DP replica) at this TP size."""
+    L = int(flag(flags, "max_model_len", inp.context))
+    mnbt = int(flag(flags, "max_num_batched_tokens", rules["max_num_batched_tokens_default"]))
+    seqs = int(flag(flags, "max_num_seqs", rules["max_num_seqs_default"]))
+    dcp, spec = int(flag(flags, "decode_context_parallel_size", 1)), int(
+        flag(flags, "num_speculative_tokens", 0))
+    prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
+    pages = layer_pages(inp.components, inp.tp)
+    mem = memory(rules, flags, inp, seqs, mnbt)
+    bs, hybrid = block_size(rules, flags, inp, pages)
+    align = bool(prefix) and hybrid is not None
+    grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
+                           bs["value"] if align else L)
+    out = {"max_model_len": _setting(flags, "max_model_len", L, "plan: the context"),
+           "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt,
+                                              rules.basis("max_num_batched_tokens_default")),
+           "max_num_seqs": _setting(flags, "max_num_seqs", seqs, rules.basis("max_num_seqs_default")),
+           "prefix_caching": _setting(flags, "enable_prefix_caching", bool(prefix),
+                                      rules.basis("prefix_caching_default")),
+           "memory": mem, "block_size": bs, "hybrid": hybrid,
+           "groups": num([{"family": g.family, "components": g.name, "layers": g.layers,
+                           "slots": g.slots, "block_tokens": g.block_tokens,
+                           "page_bytes": g.page_bytes} for g in grouping.groups],
+                         "engine rule vllm/v1/core/kv_cache_planning.py:1113-1200, 346-556"),
+           "padding_layers": num(grouping.padding_layers, "engine rule vllm/v1/core/"
+                                 "kv_cache_planning.py:533-541 (phantom layers fill short groups)"),
+           "bytes_per_block": num(grouping.bytes_per_block, "engine rule vllm/v1/core/"
+                                  "kv_cache_planning.py:574-605 (sum of the group's pages)")}
+    per_group = request_blocks(rules, grouping.groups, L, mnbt, dcp, spec, align)
+    blocks = sum(b["blocks"] for b in per_group)
+    out["request_blocks_by_group"] = per_group
+    out["blocks_per_request"] = num(blocks, "engine rule vllm/v1/core/kv_cache_utils.py:1061-1093"
+                                    " (sum over groups)")
+    out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
+    out["refusal"] = refusal(rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
+    out["warnings"] = [_COMPRESSED] if any(p.family == "compressed" for p in pages) else []
+    return out
+
+
+def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) -> dict:
+    """num_gpu_blocks, max concurrency and the printed 'GPU KV cache size' tokens."""
+    if avail is None:
+        none = num(None, "needs the available KV memory")
+        return {"num_gpu_blocks": none, "max_concurrency": none, "kv_cache_tokens": none,
+                "attention_token_capacity": none, "capacity_over_len": none, "log_lines": []}
+    n = max(0, avail // grouping.bytes_per_block)
+    conc = n / blocks if blocks else 0.0
+    if rules["tokens_formula"] == "concurrency_x_len":
+        tokens = int(conc * L)
+    else:
+        smallest = min(g.block_tokens for g in grouping.groups)
+        tokens = n // len(grouping.groups) * smallest * dcp
+    attn = [g.block_tokens for g in grouping.groups if g.family != "recurrent"]
+    pool_tokens = n * min(attn) * dcp if attn else 0
+    lines = [f"Available KV cache memory: {gib(avail)}", f"GPU KV cache size: {tokens:,} tokens",
+             f"Maximum concurrency for {L:,} tokens per request: {conc:.2f}x"]
+    if rules["concurrency_line"] == "one_line":
+        lines[1:] = [f"{lines[1]}, {lines[2]}"]
+    return {"num_gpu_blocks": num(n, "engine rule vllm/v1/core/kv_cache_planning.py:681, "
+                                  "1568-1573 (available // bytes per block)"),
+            "max_concurrency": num(round(conc, 4), "engine rule vllm/v1/core/kv_cache_utils.py:"
+                                   "1061-1093 (blocks / blocks per request, null block included)"),
+            "kv_cache_tokens": num(tokens, rules.basis("tokens_formula")),
+            "attention_token_capacity": num(pool_tokens, "derived: num_gpu_blocks x attention "
+                                            "block size (tokens the pool holds per attention layer)"),
+            "capacity_over_len": num(round(pool_tokens / L, 4), "derived: attention_token_capacity"
+                                     " / max_model_len (a tokens-per-request estimate)"),
+            "log_lines": lines}
+
+
+def refusal(rules, mem, grouping, blocks: int, L: int, knobs) -> dict | None:
+    """The engine's start-up refusal (reason and rule), or None when it starts."""
+    free, req = mem["free_at_start_bytes"]["value"], mem["requested_bytes"]["value"]
+    long = too_long("vllm", L, knobs[-1])
+    if long:
+        return long
+    if req is not None and req > free:
+        return {"reason": f"Free memory on device ({gib(free)}) on startup is less than desired "
+                          f"GPU memory utilization ({gib(req)}).",
+                "rule": "engine rule vllm/v1/worker/utils.py:716-772 (free_at_init < requested)"}
+    avail = mem["available_kv_bytes"]["value"]
+    if avail is None:
+        return None
+    bpb = grouping.bytes_per_block
+    usable = avail - rules["null_blocks"] * bpb
+    if avail <= 0:
+        return {"reason": "No available memory for the cache blocks. Try increasing "
+                          "`gpu_memory_utilization` when initializing the engine.",
+                "rule": "engine rule vllm/v1/core/kv_cache_planning.py:50-87"}
+    need = blocks * bpb
+    if need <= usable:
+        return None
+    longest = _fit_length(rules, grouping.groups, usable, bpb, *knobs[:-1], L)
+    return {"reason": f"To serve at least one request with the model's max seq len ({L}), "
+                      f"({need / GIB:.2f} GiB KV cache is needed, which is larger than the "
+                      f"available KV cache memory ({usable / GIB:.2f} GiB). Based on the "
+                      f"available memory, the estimated maximum model length is {longest}.",
+            "rule": "engine rule vllm/v1/core/kv_cache_planning.py:50-87, 1550-1559",
+            "estimated_max_model_len": longest}
