@@ -23,6 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PYTHON = os.environ.get("KVFIT_VLLM_PYTHON")
 DIRS = sorted(p.parent for p in (ROOT / "tests" / "architectures").glob("*/configs/*/config.json")
               if not p.parent.name.startswith("synthetic"))
+# Documented differences between vLLM's storage and the state kvfit counts by default.
+KNOWN = {
+    "openbmb--MiniCPM3-4B": "vLLM stores MiniCPM3 as per-head K/V; kvfit counts the latent row "
+                            "(SGLang's storage): see specs/architectures/minicpm3.yaml",
+}
 pytestmark = [pytest.mark.engine,
               pytest.mark.skipif(not PYTHON, reason="set KVFIT_VLLM_PYTHON to cross-check")]
 
@@ -44,6 +49,8 @@ def _kvfit(model: Path):
 
 @pytest.mark.parametrize("model", DIRS, ids=lambda p: f"{p.parts[-3]}-{p.name}")
 def test_attention_geometry_agrees_with_vllm(model):
+    if model.name in KNOWN:
+        pytest.xfail(KNOWN[model.name])
     report, view = _kvfit(model), vllm_view().get(str(model))
     if report is None or view is None or "error" in view:
         pytest.skip(f"not comparable: kvfit={'ok' if report else 'refused'}, vllm={view}")
@@ -65,7 +72,8 @@ def test_attention_geometry_agrees_with_vllm(model):
         assert sliding == view["sliding_layers"]
     tp8 = next((x for x in report["layouts"] if x["tp"] == 8 and x["valid"]), None)
     heads8 = view["kv_heads"]["8"]
-    if tp8 and isinstance(heads8, int) and all(c["shard"] != "replicated" for c in attn):
+    uniform = len({c["bytes_per_entry"] for c in attn}) == 1 and len(attn) == len(comps)
+    if tp8 and uniform and isinstance(heads8, int) and all(c["shard"] != "replicated" for c in attn):
         full = sum(c["bytes_per_sequence"] for c in comps)
         per_rank = tp8["per_rank"]["state_bytes_per_sequence"]
         assert per_rank * view["kv_heads"]["1"] == full * heads8

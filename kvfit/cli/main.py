@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import KvfitError, UsageError
 
-SUBCOMMANDS = ("specs",)
+SUBCOMMANDS = ("specs", "explain-log")
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -42,9 +42,12 @@ def _list_systems(as_json: bool) -> int:
 
 
 def _request(ns: dict):
+    """(PlanRequest, engine options) from the parsed flags and an optional preset."""
+    from ..engines import pop_engine_args
     from ..plan.request import PlanRequest
     from .preset import load_preset
 
+    engine = pop_engine_args(ns)
     values: dict = {}
     preset = ns.pop("config", None)
     model = ns.get("model")
@@ -61,7 +64,7 @@ def _request(ns: dict):
         if not tp.isdigit():
             raise UsageError(f"--tp {tp!r} must be auto or a whole number.")
         values["tp"] = int(tp)
-    return PlanRequest(**values)
+    return PlanRequest(**values), engine
 
 
 def run_plan(argv: list[str]) -> int:
@@ -72,9 +75,9 @@ def run_plan(argv: list[str]) -> int:
         return _list_hardware(ns.get("json", False))
     if ns.pop("list_systems", False):
         return _list_systems(ns.get("json", False))
-    req = _request(ns)
+    req, engine = _request(ns)
     from ..plan.build import plan
-    report = plan(req)
+    report = plan(req, engine)
     if req.json:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report))
@@ -87,9 +90,12 @@ def run_plan(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv and argv[0] in SUBCOMMANDS:
+        if argv and argv[0] == "specs":
             from .specs_cmd import run
             return run(argv[1:])
+        if argv and argv[0] == "explain-log":
+            from .explain_log import run as explain
+            return explain(argv[1:])
         return run_plan(argv)
     except KvfitError as err:
         if "--json" in argv:

@@ -115,4 +115,6 @@ def build_parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")
+    from ..engines import engine_args
+    engine_args(p)
     return p

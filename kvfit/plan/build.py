@@ -177,8 +177,13 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
-def plan(req: PlanRequest) -> dict:
-    """Run a plan and return the JSON-ready report."""
+def plan(req: PlanRequest, engine: dict | None = None) -> dict:
+    """Run a plan and return the JSON-ready report.
+
+    engine: options from kvfit.engines.pop_engine_args; with --engine or --print-command each
+    layout gains an `engine` section (what vLLM/SGLang would allocate) and the report the
+    launch command.
+    """
     from . import inverse, placements, search
 
     warnings: list[str] = []
@@ -195,5 +200,8 @@ def plan(req: PlanRequest) -> dict:
     if m.ownership is not None:
         from .dpa import section
         report["expert_parallel"] = section(req.parallelism, m.ownership, m.comps)
+    if engine and (engine.get("engine") or engine.get("print_command")):
+        from ..engines.plan_hook import annotate
+        annotate(report, m.meta, engine, mtp=req.mtp, kv_dtype=req.kv_dtype)
     report["warnings"] = warnings
     return report

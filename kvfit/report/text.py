@@ -245,7 +245,16 @@ def _quant_lines(q: dict) -> list[str]:
 
 def _model_notes(m: dict) -> list[str]:
     notes = m.get("notes") or []
-    return ["", "Checkpoint:"] + [f"  - {n}" for n in notes] if notes else []
+    if not notes or m.get("origin") == "local":
+        return []
+    return ["", "Checkpoint:"] + [f"  - {n}" for n in notes]
+
+
+def _engine(r: dict) -> list[str]:
+    if not (r.get("engine_command") or any("engine" in x for x in r.get("layouts", ()))):
+        return []
+    from ..engines.plan_hook import render_text as engine_text
+    return ["", engine_text(r).rstrip("\n")]
 
 
 def render_text(r: dict) -> str:
@@ -253,7 +262,7 @@ def render_text(r: dict) -> str:
     lines = _verdict(r) + _search(r)
     if r["layouts"]:
         lines += _layouts(r)
-    lines += _state(r) + _experts(r) + _facts(r)
+    lines += _state(r) + _experts(r) + _engine(r) + _facts(r)
     if r["warnings"]:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r["warnings"]]
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in ASSUMPTIONS]
