@@ -31,16 +31,31 @@ def _evidence(spec_id: str) -> tuple[int, int, int, int]:
     return real, synthetic, derived, refused
 
 
+def _vllm_parsed() -> dict[str, int]:
+    """Pinned configs per spec that vLLM 0.33 parsed in the recorded cross-check."""
+    import json
+    path = ROOT / "tests" / "engine_probe" / "vllm-0.33.0.jsonl"
+    counts: dict[str, int] = {}
+    for line in path.read_text().splitlines()[1:]:
+        row = json.loads(line)
+        if "error" not in row:
+            spec = row["dir"].split("/")[2]
+            counts[spec] = counts.get(spec, 0) + 1
+    return counts
+
+
 def table() -> str:
     from kvfit.specs.registry import builtin_architectures
 
     rows = ["| spec | model_type | state counted | pinned configs | hand-derived cases | "
-            "rejection cases |", "|---|---|---|---|---|---|"]
+            "rejection cases | vLLM 0.33 cross-check |", "|---|---|---|---|---|---|---|"]
+    parsed = _vllm_parsed()
     for a in sorted(builtin_architectures(), key=lambda a: a.id):
         real, synthetic, derived, refused = _evidence(a.id)
         pinned = f"{real}" + (f" (+{synthetic} synthetic)" if synthetic else "")
+        vllm = f"{parsed[a.id]} config(s)" if a.id in parsed else "-"
         rows.append(f"| `{a.id}` | {', '.join(a.model_types)} | {a.summary} | {pinned} | "
-                    f"{derived} | {refused} |")
+                    f"{derived} | {refused} | {vllm} |")
     return "\n".join(rows)
 
 
