@@ -17,12 +17,11 @@ not "unknown", because it changes the bytes of every cached token.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from kvfit.errors import ConfigError, KvfitError
+from kvfit.errors import ConfigError
 from kvfit.metadata import Metadata
+from kvfit.quant_floors import _FLOORS, runtime_floor
 
 # Nominal bits per stored weight element, scales excluded. AWQ kernels are 4-bit (a declared
 # `bits` overrides); GPTQ has no default width.
@@ -45,7 +44,6 @@ _SINGLE = {"fp8": "fp8", "fbgemm_fp8": "fbgemm-fp8", "mxfp4": "mxfp4", "awq": "a
 WEIGHT_ALGORITHMS = frozenset(_BITS) | {"gptq", "mixed-precision", "unknown"}
 KV_CACHE_DTYPES = frozenset(v for v in _KV.values() if v)
 _HF = "hf_quant_config.json: quantization"
-_FLOORS = Path("specs") / "quant" / "runtime_floors.yaml"
 
 
 @dataclass(frozen=True)
@@ -327,49 +325,6 @@ def _kv_cache(hf: dict | None, qc: dict | None, where: str | None) -> tuple:
     return chosen[1], chosen[0], warnings
 
 
-def _data_path() -> Path:
-    """specs/quant/runtime_floors.yaml: the wheel's bundled copy, else the source tree's."""
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "_bundled" / _FLOORS, package.parent / _FLOORS):
-        if candidate.is_file():
-            return candidate
-    raise KvfitError(f"kvfit data file {_FLOORS.as_posix()} is missing; reinstall kvfit.")
-
-
-@lru_cache(maxsize=1)
-def _floors() -> tuple[tuple[str, dict, float, str], ...]:
-    """Runtime-floor rules (id, match, floor in GiB, basis) from the YAML data file."""
-    from .errors import SpecError
-    from .specs import cache as spec_cache
-    from .specs.checked import load_checked
-
-    doc, problems, key = load_checked(_data_path(), "runtime-floors.v1.schema.json")
-    if doc is None or problems:
-        raise SpecError(problems)
-    if key is not None:
-        spec_cache.put(key, doc.data)
-    data = doc.data
-    try:
-        return tuple((r["id"], dict(r["match"]), float(r["floor_gib"]), str(r["basis"]))
-                     for r in data["floors"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise KvfitError(f"{_FLOORS.as_posix()} is malformed ({exc!r}): every entry of "
-                         "`floors` needs id, match, floor_gib and basis.") from None
-
-
-def _runtime_floor(config: dict, qc: dict | None, quantized: bool) -> tuple:
-    """(floor in GiB, basis text) from the first rule whose match keys all hold exactly."""
-    facts = {"model_type": config.get("model_type"), "quantized": quantized,
-             "num_hidden_layers": config.get("num_hidden_layers"),
-             "quant_method": qc.get("quant_method") if qc else None}
-    for rule_id, match, floor_gib, basis in _floors():
-        if all(k in facts and facts[k] == v and type(facts[k]) is type(v)
-               for k, v in match.items()):
-            why = ", ".join(f"{k}={v}" for k, v in sorted(match.items()))
-            return floor_gib, f"{_FLOORS.as_posix()} {rule_id}: {why} -> {floor_gib:g} GiB; {basis}"
-    return None, None
-
-
 def _config_qc(config: dict) -> tuple[dict | None, str | None]:
     """config.json's quantization_config: top level first, else inside text_config."""
     for path, holder in (("quantization_config", config),
@@ -397,7 +352,7 @@ def summarize(meta: Metadata) -> QuantSummary:
         warnings.append(f"{where} declares {weighted[1]['weight_algorithm']} but {_HF} "
                         f"declares {fields['weight_algorithm']}; the summary follows {_HF}.")
     kv, kv_source, kv_warnings = _kv_cache(hf, qc, where)
-    floor, basis = _runtime_floor(config, qc, quantized=bool(weighted))
+    floor, basis = runtime_floor(config, qc, quantized=bool(weighted))
     sources = [s for s, present in ((_HF, hf), (where, qc)) if present is not None]
     return QuantSummary(
         **fields, kv_cache=kv, kv_cache_source=kv_source,

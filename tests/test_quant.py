@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from kvfit import quant
 from kvfit.errors import ConfigError, KvfitError
 from kvfit.metadata import Metadata
 from kvfit.quant import KV_CACHE_DTYPES, WEIGHT_ALGORITHMS, QuantSummary, summarize
@@ -479,7 +478,8 @@ def test_synthetic_fixtures_are_declared_synthetic():
 
 
 def test_runtime_floors_yaml_is_well_formed_and_sourced():
-    path = quant._data_path()
+    from kvfit import quant_floors
+    path = quant_floors._data_path()
     assert path.name == "runtime_floors.yaml" and path.parent.name == "quant"
     data = YAML(typ="safe", pure=True).load(path.read_text())
     assert any("cookbook.openai.com" in s for s in data["sources"])
@@ -490,21 +490,13 @@ def test_runtime_floors_yaml_is_well_formed_and_sourced():
                                       "quantized"}
 
 
-def test_data_path_prefers_the_bundled_copy(tmp_path, monkeypatch):
-    package = tmp_path / "kvfit"
-    bundled = package / "_bundled" / "specs" / "quant" / "runtime_floors.yaml"
-    bundled.parent.mkdir(parents=True)
-    bundled.write_text("floors: []\n")
-    (tmp_path / "specs" / "quant").mkdir(parents=True)
-    (tmp_path / "specs" / "quant" / "runtime_floors.yaml").write_text("floors: []\n")
-    monkeypatch.setattr(quant, "__file__", str(package / "quant.py"))
-    assert quant._data_path() == bundled
-    bundled.unlink()
-    assert quant._data_path() == tmp_path / "specs" / "quant" / "runtime_floors.yaml"
-    (tmp_path / "specs" / "quant" / "runtime_floors.yaml").unlink()
+def test_data_path_follows_the_data_root(tmp_path, monkeypatch):
+    from kvfit import quant_floors
+    assert quant_floors._data_path() == quant_floors.data_root() / "specs" / "quant" / \
+        "runtime_floors.yaml"
+    monkeypatch.setattr(quant_floors, "data_root", lambda: tmp_path)
     with pytest.raises(KvfitError, match="runtime_floors.yaml is missing"):
-        quant._data_path()
-
+        quant_floors._data_path()
 
 def test_unknown_per_layer_algorithm_warns_once():
     layers = {f"model.layers.{i}.mlp": {"quant_algo": "W2A2_FUTURE"} for i in range(50)}
