@@ -96,3 +96,17 @@ def test_unreachable_hub_answers_from_the_catalog(dead_endpoint):
     assert code == 0 and report["model"]["origin"] == "catalog"
     assert any("catalog" in n for n in report["model"]["notes"])
     assert report["state"]["bytes_per_sequence"] == 8589934592
+
+
+def test_local_gguf_file_plans_and_truncated_gguf_is_refused(tmp_path, hub_env):
+    from hubserver.files import gguf_bytes
+    from hubserver.repos import gguf_kv, gguf_tensors
+
+    path = tmp_path / "tiny-Q8_0.gguf"
+    path.write_bytes(gguf_bytes("qwen3", gguf_kv("qwen3"), gguf_tensors()))
+    code, report, err = _json(path, "--context", "256", "--allow-context-overflow")
+    assert code == 0, err
+    assert report["model"]["origin"] == "gguf" and report["weights"]["bytes"] == path.stat().st_size
+    (tmp_path / "cut.gguf").write_bytes(path.read_bytes()[:40])
+    code, out, err = run_cli(tmp_path / "cut.gguf", "--context", "256")
+    assert code == 2 and "Traceback" not in err and err.startswith("kvfit: ")
