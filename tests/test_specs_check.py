@@ -55,3 +55,17 @@ def test_builtin_corpus_is_valid():
 def test_missing_path_is_usage_error():
     code, _, err = run_cli("specs", "check", "no/such/file.yaml")
     assert code == 2 and "no such spec file" in err
+
+
+def test_hardware_spec_problems_are_located(tmp_path):
+    src = Path(__file__).resolve().parents[1] / "specs" / "hardware" / "h100-80.yaml"
+    (tmp_path / "hardware").mkdir()
+    bad = tmp_path / "hardware" / "h100-80.yaml"
+    bad.write_text(src.read_text().replace("nominal_gib: 80", "nominal_gib: eighty"))
+    code, out, _ = run_cli("specs", "check", bad)
+    line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if "eighty" in t)
+    assert code == 2 and f"h100-80.yaml:{line}:" in out and "expected number" in out
+    renamed = tmp_path / "hardware" / "h100-81.yaml"
+    renamed.write_text(src.read_text())
+    code, out, _ = run_cli("specs", "check", renamed)
+    assert code == 2 and "does not match the file name" in out

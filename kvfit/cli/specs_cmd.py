@@ -37,21 +37,45 @@ def _expand(paths: list[str]) -> list[Path]:
     return out
 
 
+# Data specs validated by schema alone, by the folder they live in.
+DATA_KINDS = {"hardware": "hardware.v1.schema.json", "systems": "system.v1.schema.json",
+              "engines": "engine.v1.schema.json"}
+
+
+def _data_problems(path: Path) -> list:
+    """Schema problems of one hardware/system/engine spec, plus its id matching the stem."""
+    from ..specs.checked import load_checked
+
+    doc, problems, _ = load_checked(path, DATA_KINDS[path.parent.name], allow_null=True)
+    if doc is not None and not problems and doc.data.get("id", path.stem) != path.stem:
+        problems.append(doc.problem("KV301", ("id",), f"id '{doc.data['id']}' does not match "
+                                    f"the file name '{path.name}'"))
+    return problems
+
+
 def check(args) -> int:
-    paths = _expand(args.paths) if args.paths else spec_files()
+    paths = _expand(args.paths) if args.paths else spec_files() + [
+        p for kind in DATA_KINDS for p in spec_files(kind)]
+    data = [p for p in paths if p.parent.name in DATA_KINDS]
+    problems = [pr for p in data for pr in _data_problems(p)]
+    archs = []
     try:
-        archs = load_paths(paths)
+        archs = load_paths([p for p in paths if p not in data])
     except SpecError as err:
+        problems = err.problems + problems
+    if problems:
         if args.json:
-            print(json.dumps({"ok": False, "problems": [p.to_json() for p in err.problems]},
+            print(json.dumps({"ok": False, "problems": [p.to_json() for p in problems]},
                              indent=2))
         else:
-            print(err.render())
+            print(SpecError(problems).render())
         return 2
     if args.json:
-        print(json.dumps({"ok": True, "specs": [a.id for a in archs]}, indent=2))
+        print(json.dumps({"ok": True, "specs": [a.id for a in archs] + [p.stem for p in data]},
+                         indent=2))
     else:
-        print(f"ok: {len(archs)} architecture spec(s) valid")
+        print(f"ok: {len(archs)} architecture spec(s) and {len(data)} hardware/system/engine "
+              "spec(s) valid")
     return 0
 
 
