@@ -48,6 +48,7 @@ def _data_problems(path: Path) -> list:
 
     doc, problems, _ = load_checked(path, DATA_KINDS[path.parent.name], allow_null=True)
     if doc is not None and not problems and doc.data.get("id", path.stem) != path.stem:
+        doc, _, _ = load_checked(path, DATA_KINDS[path.parent.name], True, fresh=True)
         problems.append(doc.problem("KV301", ("id",), f"id '{doc.data['id']}' does not match "
                                     f"the file name '{path.name}'"))
     return problems

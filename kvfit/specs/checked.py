@@ -11,9 +11,10 @@ from .loader import Doc, load_file
 from .schema import check
 
 
-def load_checked(path: Path, schema: str, allow_null: bool = False
+def load_checked(path: Path, schema: str, allow_null: bool = False, fresh: bool = False
                  ) -> tuple[Doc | None, list[Problem], str | None]:
-    """(doc, problems, cache key). A cache hit returns a Doc without positions.
+    """(doc, problems, cache key). A cache hit returns a Doc without positions (doc.tree is
+    None); pass fresh=True to parse anyway, e.g. to locate a problem found later.
 
     Call `cache.put(key, doc.data)` once every later check of the spec has passed.
     """
@@ -24,7 +25,7 @@ def load_checked(path: Path, schema: str, allow_null: bool = False
         doc, problems = load_file(path, display, allow_null)
         return doc, problems, None
     key = cache.key(raw, schema)
-    data = cache.get(key)
+    data = None if fresh else cache.get(key)
     if data is not None:
         return Doc(display, data, None, []), [], None
     doc, problems = load_file(path, display, allow_null)

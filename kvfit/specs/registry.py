@@ -19,9 +19,10 @@ def spec_files(kind: str = "architectures") -> list[Path]:
     return sorted(p for p in specs_dir(kind).glob("*.yaml") if not p.name.startswith("_"))
 
 
-def load_architecture_file(path: Path) -> tuple[Architecture | None, list[Problem]]:
+def load_architecture_file(path: Path, fresh: bool = False
+                           ) -> tuple[Architecture | None, list[Problem]]:
     """Load, validate and compile one architecture spec file."""
-    doc, problems, key = load_checked(path, ARCH_SCHEMA)
+    doc, problems, key = load_checked(path, ARCH_SCHEMA, fresh=fresh)
     if doc is None or problems:
         return None, problems
     arch, more = compile_architecture(doc)
@@ -30,6 +31,8 @@ def load_architecture_file(path: Path) -> tuple[Architecture | None, list[Proble
                                 f"name '{path.name}'", f"rename the file to {arch.id}.yaml "
                                 "or set `id: " + path.stem + "`"))
         arch = None
+    if more and doc.tree is None:          # cached data has no positions: locate the problems
+        return load_architecture_file(path, fresh=True)
     if arch is not None and key is not None:
         spec_cache.put(key, doc.data)
     return arch, problems + more
