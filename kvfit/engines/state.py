@@ -11,11 +11,8 @@ from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
 from ..quant import summarize
-from ..specs.registry import builtin_architectures, watchlist
-from ..state.evaluate import check_requirements, evaluate_components
-from ..state.fields import resolve_fields
-from ..state.layers import evaluate_layers
-from ..state.match import reject_unhandled, select
+from ..state.evaluate import evaluate_components
+from ..state.resolve import resolve_architecture
 
 
 @dataclass
@@ -106,13 +103,8 @@ def _vocab(config: dict, root: dict) -> int | None:
 def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
                  mtp: bool = False) -> EngineState:
     """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype."""
-    arch, root, root_name = select(meta.config, builtin_architectures(), watchlist())
-    reject_unhandled(arch, root, root_name, watchlist())
-    prefix = f"{root_name}." if root_name else ""
-    fields = resolve_fields(arch, root, prefix)
-    check_requirements(arch, fields)
-    values = {k: r.value for k, r in fields.items() if r.value is not None}
-    _, sets = evaluate_layers(arch, values)
+    res = resolve_architecture(meta.config)
+    arch, root, root_name, fields, sets = res.arch, res.root, res.root_name, res.fields, res.sets
     warnings: list[str] = []
     quant = summarize(meta).to_json()
     entry = _spelling(rules, kv_spelling or "auto")

@@ -8,11 +8,8 @@ from pathlib import Path
 from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
-from ..specs.registry import builtin_architectures, watchlist
-from ..state.evaluate import check_requirements, evaluate_components
-from ..state.fields import resolve_fields
-from ..state.layers import evaluate_layers
-from ..state.match import reject_unhandled, select
+from ..state.evaluate import evaluate_components
+from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
 from .context import parse_context
 from .request import PlanRequest
@@ -133,13 +130,9 @@ def _headers(req, meta, n_layers, warnings):
 def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     """Read the checkpoint, match its spec and count its state: (Model, report head)."""
     meta = load_metadata(req)
-    arch, root, root_name = select(meta.config, builtin_architectures(), watchlist())
-    reject_unhandled(arch, root, root_name, watchlist())
-    prefix = f"{root_name}." if root_name else ""
-    fields = resolve_fields(arch, root, prefix)
-    check_requirements(arch, fields)
-    values = {k: r.value for k, r in fields.items() if r.value is not None}
-    n_layers, sets = evaluate_layers(arch, values)
+    res = resolve_architecture(meta.config)
+    arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
+    fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
     quant = quant_section(meta, warnings)
     kv, index, model = _dtypes(req, meta, root, root_name, quant, warnings)
     ctx, declared, ctx_source = _context(req, fields, warnings)

@@ -13,12 +13,12 @@ Experts are owned in contiguous blocks: with EP=e and E experts, rank r owns exp
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
 from ..metadata import Metadata
+from ..source.jsonfile import parse_json
 
 SUMMARY = "checkpoint-tensor-split.json"
 MAX_SUMMARY_BYTES = 1_000_000
@@ -150,10 +150,7 @@ def _find_summary(meta: Metadata, local: Path | None) -> tuple[dict | None, str]
 def _parse(raw: bytes) -> dict:
     if len(raw) > MAX_SUMMARY_BYTES:
         raise ConfigError(f"{SUMMARY} is larger than {MAX_SUMMARY_BYTES:,} bytes.")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{SUMMARY} is not valid JSON ({exc}).") from None
+    data = parse_json(raw, SUMMARY)
     if not isinstance(data, dict):
         raise ConfigError(f"{SUMMARY} must hold a JSON object.")
     return data
