@@ -3,7 +3,7 @@ derived. Each expected number is worked out by hand below from the pinned config
 rule in engines.md, then checked against what the log printed.
 
 Stand-in configs (see each provenance YAML): Llama-3.1-8B-Instruct and Llama-3.3-70B-Instruct-
-fp8-dynamic use the pinned base / bf16 configs (same layers, KV heads and head size; the FP8
+fp8-dynamic (TP2 and TP4) use the pinned base / bf16 configs (same layers, KV heads and head size; the FP8
 re-quant changes weights, not the cache); gemma-2-9b-it uses the base gemma-2-9b config (same
 geometry; its float32 torch_dtype is served in 16 bits, so the test asks for bfloat16 like the
 served -it checkpoint); the RTX 5090 log's local NVFP4 Qwen3.6 copy uses nvidia's
@@ -73,6 +73,27 @@ def test_llama_3_3_70b_fp8_tp2():
     g, _, _, p = _vllm("vllm-0.19.0-llama-3.3-70b-fp8-dynamic-h100-tp2")
     assert g.bytes_per_block == 2_621_440
     assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
+
+
+def test_llama_3_3_70b_fp8_tp4():
+    # Same checkpoint at TP=4: 80 layers x (8 / 4) KV heads x 256 x 2 B = 81,920 B/token ->
+    # 1,310,720 B per block; printed 708,992 tokens = 44,312 blocks; 44,312 / 512 = 86.55x.
+    g, _, per, p = _vllm("vllm-0.19.0-llama-3.3-70b-fp8-dynamic-h100-tp4")
+    assert (g.bytes_per_block, g.kind) == (1_310_720, "uniform")
+    assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
+    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+
+
+def test_llama_4_scout_chunked_tp4():
+    # (8 / 4) KV heads x (128 + 128) x 2 B = 1,024 B/token/layer; 36 chunked-local + 12 global
+    # layers -> 4 groups of 12; block = 12 x 16 x 1,024 = 196,608 B. Old token formula:
+    # 365,968 = num_blocks // 4 x 16. At 8,192 tokens (= the 8,192 chunk) each group pins
+    # 512 blocks -> 2,048 per request.
+    g, _, per, p = _vllm("vllm-0.19.0-llama-4-scout-17b-16e-instruct-h100-tp4")
+    assert (g.bytes_per_block, len(g.groups), g.padding_layers) == (196_608, 4, 0)
+    assert sorted(x.family for x in g.groups) == ["chunked", "chunked", "chunked", "full"]
+    assert any(n // 4 * 16 == p["kv_tokens"] for n in _blocks_fit(p, g.bytes_per_block))
+    assert sum(b["blocks"] for b in per) == 2048
 
 
 def test_gemma_3_27b_sliding_groups_and_padding():
