@@ -36,7 +36,8 @@ class Inputs:
     quant: kvfit's quantization summary dict; vocab: the model's vocabulary size;
     overrides: user GiB overrides {"activation", "cudagraph", "non_torch"};
     graph_counts: (piecewise, full) CUDA graphs captured, when a log states them;
-    max_context: the config's declared maximum context (engines refuse a longer one).
+    max_context: the config's declared maximum context (engines refuse a longer one);
+    device: the kvfit hardware id of the GPU, when known (some defaults depend on it).
     """
 
     components: list
@@ -54,6 +55,7 @@ class Inputs:
     overrides: dict = field(default_factory=dict)
     graph_counts: tuple | None = None
     max_context: int | None = None
+    device: str | None = None
 
     @property
     def latent(self) -> bool:

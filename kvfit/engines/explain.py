@@ -141,7 +141,8 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides) ->
     return Inputs(state.components, tp, context, w, visible, weights_basis=w_basis,
                   weights_packed=packed, total_bytes=total, total_basis=basis,
                   free_before_load_bytes=free, quant=state.quant, vocab=state.vocab,
-                  overrides=overrides, graph_counts=graphs, max_context=state.max_context)
+                  overrides=overrides, graph_counts=graphs, max_context=state.max_context,
+                  device=acc.id if acc is not None else None)
 
 
 def _from_printed(facts, version, flags, inp) -> dict | None:

@@ -25,7 +25,7 @@ def _inputs(report: dict, st, lay: dict, ctx: int, overrides: dict) -> Inputs:
                   weights_packed=source in ("checkpoint files", "safetensors index"),
                   total_bytes=total, total_basis=f"hardware spec {acc.id}: CUDA total"
                   if total else None, quant=st.quant, vocab=st.vocab, overrides=overrides,
-                  max_context=st.max_context)
+                  max_context=st.max_context, device=acc.id)
 
 
 def annotate(report: dict, meta, opts: dict, mtp: bool = False, kv_dtype: str = "auto") -> None:

@@ -140,11 +140,28 @@ def _fit_length(rules, groups, avail: int, bpb: int, mnbt, dcp, spec, align, L: 
     return lo
 
 
+def batch_defaults(rules, inp: Inputs) -> tuple[int, int, str]:
+    """(max_num_seqs, max_num_batched_tokens, basis) vLLM picks when neither flag is given."""
+    tiers = rules.values.get("batch_default_tiers")
+    total = inp.total_bytes or inp.visible_bytes
+    if not tiers or not total:
+        return (rules["max_num_seqs_default"], rules["max_num_batched_tokens_default"],
+                rules.basis("max_num_seqs_default") + " (GPU unknown)")
+    for tier in tiers["value"]:
+        if total >= tier["min_total_gib"] * GIB and inp.device not in tier.get(
+                "exclude_hardware", ()):
+            why = f"{total / GIB:.1f} GiB GPU >= {tier['min_total_gib']} GiB tier"
+            return (tier["max_num_seqs"], tier["max_num_batched_tokens"],
+                    f"engine rule {tiers['source']}: {why}")
+    raise AssertionError("the last tier has min_total_gib 0")
+
+
 def predict(rules, flags: dict, inp: Inputs) -> dict:
     """vLLM's start-up numbers for one engine (one DP replica) at this TP size."""
     L = int(flag(flags, "max_model_len", inp.context))
-    mnbt = int(flag(flags, "max_num_batched_tokens", rules["max_num_batched_tokens_default"]))
-    seqs = int(flag(flags, "max_num_seqs", rules["max_num_seqs_default"]))
+    seqs_default, mnbt_default, batch_basis = batch_defaults(rules, inp)
+    mnbt = int(flag(flags, "max_num_batched_tokens", mnbt_default))
+    seqs = int(flag(flags, "max_num_seqs", seqs_default))
     dcp, spec = int(flag(flags, "decode_context_parallel_size", 1)), int(
         flag(flags, "num_speculative_tokens", 0))
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
@@ -155,9 +172,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
                            bs["value"] if align else L)
     out = {"max_model_len": _setting(flags, "max_model_len", L, "plan: the context"),
-           "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt,
-                                              rules.basis("max_num_batched_tokens_default")),
-           "max_num_seqs": _setting(flags, "max_num_seqs", seqs, rules.basis("max_num_seqs_default")),
+           "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt, batch_basis),
+           "max_num_seqs": _setting(flags, "max_num_seqs", seqs, batch_basis),
            "prefix_caching": _setting(flags, "enable_prefix_caching", bool(prefix),
                                       rules.basis("prefix_caching_default")),
            "memory": mem, "block_size": bs, "hybrid": hybrid,
