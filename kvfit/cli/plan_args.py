@@ -11,8 +11,8 @@ exit codes:
   0  answered (the target fits, or a state-only report)
   1  answered, but the target is not met / nothing fits
   2  bad input, unsupported architecture, or hub error
-  3  a required engine preflight failed
-  4  calibration ran but did not qualify
+  3  reserved: installed-engine preflight failed (planned)
+  4  reserved: calibration did not qualify (planned)
 
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
