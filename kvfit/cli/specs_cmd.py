@@ -44,13 +44,16 @@ DATA_KINDS = {"hardware": "hardware.v1.schema.json", "systems": "system.v1.schem
 
 def _data_problems(path: Path) -> list:
     """Schema problems of one hardware/system/engine spec, plus its id matching the stem."""
+    from ..specs import cache
     from ..specs.checked import load_checked
 
-    doc, problems, _ = load_checked(path, DATA_KINDS[path.parent.name], allow_null=True)
+    doc, problems, key = load_checked(path, DATA_KINDS[path.parent.name], allow_null=True)
     if doc is not None and not problems and doc.data.get("id", path.stem) != path.stem:
         doc, _, _ = load_checked(path, DATA_KINDS[path.parent.name], True, fresh=True)
         problems.append(doc.problem("KV301", ("id",), f"id '{doc.data['id']}' does not match "
                                     f"the file name '{path.name}'"))
+    elif doc is not None and not problems and key is not None:
+        cache.put(key, doc.data)
     return problems
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -64,6 +65,42 @@ def load_paths(paths: list[Path]) -> list[Architecture]:
     if problems:
         raise SpecError(problems)
     return archs
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """A spec's exact aliases, read without compiling the spec (for fast matching)."""
+
+    id: str
+    path: Path
+    model_types: tuple[str, ...]
+    architectures: tuple[str, ...]
+
+
+@cache
+def builtin_matchers() -> tuple[Matcher, ...]:
+    """Every bundled spec's matchers, from validated (usually cached) data."""
+    out = []
+    for path in spec_files():
+        doc, problems, key = load_checked(path, ARCH_SCHEMA)
+        if problems or key is not None:          # invalid, or not cached yet: full load
+            arch, problems = load_architecture_file(path)
+            if problems:
+                raise SpecError(problems)
+        m = doc.data["match"]
+        out.append(Matcher(doc.data["id"], path, tuple(m["model_type"]),
+                           tuple(m.get("architectures", ()))))
+    return tuple(out)
+
+
+@cache
+def builtin_architecture(spec_id: str) -> Architecture:
+    """Compile one bundled spec by id."""
+    path = next(m.path for m in builtin_matchers() if m.id == spec_id)
+    arch, problems = load_architecture_file(path)
+    if problems:
+        raise SpecError(problems)
+    return arch
 
 
 @cache

@@ -54,14 +54,21 @@ def _by_architectures(config: dict, archs) -> Architecture:
     return next(iter(hits.values()))
 
 
-def select(config: dict, archs, watch: dict[str, str]) -> tuple[Architecture, dict, str]:
-    """Return (spec, root dict fields are read from, root name or '') for a config."""
+def select(config: dict, archs, watch: dict[str, str], load=None
+           ) -> tuple[Architecture, dict, str]:
+    """Return (spec, root dict fields are read from, root name or '') for a config.
+
+    archs: compiled specs, or light matchers (id, model_types, architectures) together with
+    `load(id)` that compiles the chosen one.
+    """
     if not isinstance(config, dict):
         raise ConfigError("config.json must hold a JSON object.")
     mt = config.get("model_type")
     if mt is not None and not isinstance(mt, str):
         raise ConfigError(f"model_type must be a string, got {mt!r}.", fields=("model_type",))
     arch = _by_model_type(config, archs, watch) if mt else _by_architectures(config, archs)
+    if load is not None:
+        arch = load(arch.id)
     root, root_name = config, ""
     if arch.config_root and isinstance(config.get(arch.config_root), dict):
         root, root_name = config[arch.config_root], arch.config_root

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..specs.architecture import Architecture
-from ..specs.registry import builtin_architectures, watchlist
+from ..specs.registry import builtin_architecture, builtin_matchers, watchlist
 from .evaluate import check_requirements
 from .fields import Resolved, resolve_fields
 from .layers import evaluate_layers
@@ -31,7 +31,7 @@ class Resolution:
 
 def resolve_architecture(config: dict) -> Resolution:
     """Match `config` to a spec (failing closed), resolve its fields and check its schedule."""
-    arch, root, root_name = select(config, builtin_architectures(), watchlist())
+    arch, root, root_name = select(config, builtin_matchers(), watchlist(), builtin_architecture)
     reject_unhandled(arch, root, root_name, watchlist())
     fields = resolve_fields(arch, root, f"{root_name}." if root_name else "")
     check_requirements(arch, fields)
