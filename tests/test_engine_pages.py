@@ -31,10 +31,12 @@ GIB = 1024**3
 CASES = {c.slug: c for c in load_cases()}
 
 
-def _state(config: str, engine: str, version: str, kv: str | None, ctx: int):
+def _state(config: str, engine: str, version: str, kv: str | None, ctx: int,
+           dtype: str | None = None):
     rules = rules_for(engine, version)
     try:
-        return rules, engine_state(load_local(CONFIGS / config), rules, kv, ctx)
+        return rules, engine_state(load_local(CONFIGS / config), rules, kv, ctx,
+                                   model_dtype=dtype)
     except UnsupportedArchitecture as exc:  # a family spec still being written
         pytest.skip(f"{config}: {exc.message}")
 
@@ -45,8 +47,9 @@ def _vllm(slug: str, kv: str | None = None):
     printed = parse(case.text).printed
     ctx = printed.get("concurrency_len") or printed.get("max_model_len") or 0
     flags = case.thread_flags | ({"kv_cache_dtype": kv} if kv else {})
+    dtype = parse(case.text).flags.get("dtype") or flags.get("dtype")
     rules, st = _state(case.model_dir.name, "vllm", case.version, flags.get("kv_cache_dtype"),
-                       ctx or 1)
+                       ctx or 1, dtype)
     from kvfit.engines.common import Inputs
 
     pages = layer_pages(st.components, case.tp)
@@ -110,14 +113,13 @@ def test_llama_3_1_8b_runtime_fp8_tp1():
     assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
 
 
-def test_llama_3_1_8b_dtype_float32_is_a_known_gap():
+def test_llama_3_1_8b_dtype_float32_keeps_an_fp32_cache():
     # '--dtype float32' with kv_cache_dtype=auto stores the cache in fp32:
     # 32 x 8 x (128 + 128) x 4 B = 262,144 B/token -> 4,194,304 B per block; 42.8 GiB ->
-    # printed 175,296 tokens = 10,956 blocks. explain-log reads no --dtype, so kvfit still
-    # prices a bf16 page (2,097,152 B per block): half the engine's. Flip when --dtype lands.
+    # printed 175,296 tokens = 10,956 blocks.
     g, _, _, p = _vllm("vllm-0.19.0-llama-3.1-8b-instruct-dtf32-h100-tp1")
-    assert g.bytes_per_block == 2_097_152
-    assert p["kv_tokens"] // 16 in _blocks_fit(p, 2 * g.bytes_per_block)
+    assert g.bytes_per_block == 4_194_304
+    assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
 
 
 @pytest.mark.parametrize("slug", ["vllm-0.19.0-qwen2.5-7b-instruct-w8a8-h100-tp1",

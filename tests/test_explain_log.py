@@ -65,11 +65,7 @@ def test_json_output():
 # Fixture logs kept on purpose although kvfit cannot reproduce them yet; each YAML's
 # `known_miss` says why. The tests below assert that they still miss, so fixing the gap
 # shows up here (move the slug to END_TO_END then).
-KNOWN_MISSES = {
-    # '--dtype float32' puts the KV cache in fp32; explain-log reads no --dtype and prices
-    # bf16 pages, so every token figure comes out ~2x (the memory budget itself is +0.7%).
-    "vllm-0.19.0-llama-3.1-8b-instruct-dtf32-h100-tp1",
-}
+KNOWN_MISSES: set[str] = set()
 
 
 @pytest.mark.parametrize("slug", sorted(CASES))
@@ -94,6 +90,7 @@ def test_every_fixture_log_is_explained(slug):
 # reason.
 END_TO_END = {
     "sglang-vunknown-qwen3-14b-rtxa6000",
+    "vllm-0.19.0-llama-3.1-8b-instruct-dtf32-h100-tp1",
     "vllm-0.19.0-gemma-2-9b-it-h100-tp1",
     "vllm-0.19.0-gemma-3-27b-it-h100-tp1",
     "vllm-0.19.0-gpt-oss-20b-h100-tp2",

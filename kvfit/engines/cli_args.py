@@ -22,6 +22,8 @@ _FLAGS = [
     ("--block-size", int, "vLLM: tokens per KV block (default 16; MLA 64; hybrids align it)"),
     ("--kv-cache-dtype", str, "the engine's KV dtype spelling (vLLM: auto, bfloat16, fp8, "
      "fp8_e4m3, nvfp4, fp8_ds_mla, ...; SGLang: auto, bf16, fp8_e4m3, fp8_e5m2, nvfp4)"),
+    ("--dtype", str, "vLLM/SGLang: model dtype as served (auto, bfloat16, float16, float32); "
+     "with --kv-cache-dtype auto the KV cache follows it"),
     ("--enable-prefix-caching", "bool", "vLLM: prefix caching on (default on)"),
     ("--no-enable-prefix-caching", "bool", "vLLM: prefix caching off (1 recurrent block per "
      "group instead of the align-mode count)"),

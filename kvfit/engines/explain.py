@@ -20,7 +20,7 @@ from .state import engine_state
 
 _SETTINGS = ("max_model_len", "max_num_batched_tokens", "max_num_seqs")
 _KEEP = {"gpu_memory_utilization", "kv_cache_memory_bytes", "max_model_len", "max_num_seqs",
-         "max_num_batched_tokens", "block_size", "kv_cache_dtype", "enable_prefix_caching",
+         "max_num_batched_tokens", "block_size", "kv_cache_dtype", "dtype", "enable_prefix_caching",
          "num_speculative_tokens", "decode_context_parallel_size", "enforce_eager",
          "mem_fraction_static", "page_size", "chunked_prefill_size", "max_running_requests",
          "max_total_tokens", "disable_radix_cache", "swa_full_tokens_ratio", "context_length",
@@ -102,10 +102,12 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
     tp_basis = "user" if tp else ("log" if facts.tp else "assumed")
     tp = tp or facts.tp or 1
     context = int(fl.get("max_model_len") or 0)
-    state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context or 1)
+    state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context or 1,
+                         model_dtype=fl.get("dtype"))
     if not context:
         context = state.max_context or 1
-        state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context)
+        state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context,
+                             model_dtype=fl.get("dtype"))
     fl.setdefault("max_model_len", context)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {})
     end_to_end = predict_inputs(facts.engine, version, fl, inp)

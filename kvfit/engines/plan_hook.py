@@ -44,7 +44,8 @@ def annotate(report: dict, meta, opts: dict, mtp: bool = False, kv_dtype: str = 
     if kv_dtype and kv_dtype != "auto" and "kv_cache_dtype" not in flags:
         flags["kv_cache_dtype"] = engine_spelling(rules, kv_dtype)
     ctx = int(flags.get("max_model_len") or report["context_tokens"])
-    st = engine_state(meta, rules, flags.get("kv_cache_dtype"), ctx, mtp)
+    st = engine_state(meta, rules, flags.get("kv_cache_dtype"), ctx, mtp,
+                      model_dtype=flags.get("dtype"))
     if opts.get("engine") and report.get("hardware"):
         for lay in report.get("layouts", []):
             f = dict(flags)

@@ -39,7 +39,8 @@ def _spelling(rules, text: str) -> dict:
                      hint=f"{rules.engine} accepts: {known}.")
 
 
-def _auto(rules, meta: Metadata, root, root_name, quant: dict, warnings) -> dtypes.CacheDtype:
+def _auto(rules, meta: Metadata, root, root_name, quant: dict, warnings,
+          flag: str | None = None) -> dtypes.CacheDtype:
     """The engine's `auto`: the checkpoint's KV declaration (as this engine reads it), else
     the model dtype."""
     declared, source = quant.get("kv_cache"), quant.get("kv_cache_source") or ""
@@ -52,7 +53,7 @@ def _auto(rules, meta: Metadata, root, root_name, quant: dict, warnings) -> dtyp
     if declared:
         return dtypes.CacheDtype(dtypes.normalize(declared) or "fp8", dtypes.WIDTHS.get(
             dtypes.normalize(declared) or "fp8"), f"checkpoint: {source} (engine auto)")
-    found = _served_dtype(rules, meta, root, root_name)
+    found = _served_dtype(rules, meta, root, root_name, flag)
     return found or dtypes.CacheDtype("bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
 
 
@@ -82,8 +83,15 @@ def _layout(rules, entry: dict, arch, kv: str, roots: list[dict]) -> str | None:
                  if c["layout"] in names and _applies(c, kv, roots)), None)
 
 
-def _served_dtype(rules, meta, root, root_name) -> dtypes.CacheDtype | None:
-    """The model dtype as the engine serves it (--dtype auto runs float32 in 16 bits)."""
+def _served_dtype(rules, meta, root, root_name, flag: str | None = None
+                  ) -> dtypes.CacheDtype | None:
+    """The model dtype as the engine serves it: an explicit --dtype, else the config's
+    (--dtype auto runs float32 checkpoints in 16 bits)."""
+    if flag and str(flag).lower() != "auto":
+        name = dtypes.normalize(flag)
+        if name not in ("bf16", "fp16", "fp32"):
+            raise UsageError(f"--dtype {flag!r}: use auto, bfloat16, float16 or float32.")
+        return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"engine flag --dtype {flag}")
     found = dtypes.model_dtype(meta.config, root, root_name)
     rule = rules.values.get("float32_model_bytes")
     if found is not None and found.name == "fp32" and rule:
@@ -101,20 +109,22 @@ def _vocab(config: dict, root: dict) -> int | None:
 
 
 def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
-                 mtp: bool = False) -> EngineState:
-    """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype."""
+                 mtp: bool = False, model_dtype: str | None = None) -> EngineState:
+    """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype.
+
+    model_dtype: the engine's --dtype flag (None/auto: as the engine reads the config)."""
     res = resolve_architecture(meta.config)
     arch, root, root_name, fields, sets = res.arch, res.root, res.root_name, res.fields, res.sets
     warnings: list[str] = []
     quant = summarize(meta).to_json()
     entry = _spelling(rules, kv_spelling or "auto")
     if entry["kvfit"] == "auto":
-        kv = _auto(rules, meta, root, root_name, quant, warnings)
+        kv = _auto(rules, meta, root, root_name, quant, warnings, model_dtype)
     elif entry["kvfit"] == "layout":
         kv = dtypes.explicit("fp8", "--kv-cache-dtype")
     else:
         kv = dtypes.explicit(entry["kvfit"], f"--kv-cache-dtype {entry['spelling']} ->")
-    model = _served_dtype(rules, meta, root, root_name) or dtypes.CacheDtype(
+    model = _served_dtype(rules, meta, root, root_name, model_dtype) or dtypes.CacheDtype(
         "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
     layout = _layout(rules, entry, arch, kv.name, [root, meta.config])
     names = {"kv_bytes": kv.bytes, "index_bytes": kv.bytes, "model_bytes": model.bytes,
