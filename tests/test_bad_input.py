@@ -127,7 +127,7 @@ def test_missing_model_paths(tmp_path):
     ("model = 'x'\ncolour = 'blue'", "unknown key 'colour'"),
     ("gpus = '8'", "should be int"),
     ("gpus = true", "wrong type"),
-    ("[engine]\ncheck = 'vllm'", "unknown table [engine]"),
+    ("[serving]\ncheck = 'vllm'", "unknown table [serving]"),
     ("[output]\njson = 1", "'output.json' should be bool"),
     ("[output]\ncolour = true", "unknown key 'output.colour'"),
 ])

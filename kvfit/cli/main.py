@@ -84,7 +84,13 @@ def run_plan(argv: list[str]) -> int:
     else:
         from ..report.text import render_text
         sys.stdout.write(render_text(report))
-    return 1 if report["fits"] is False else 0
+    code = 1 if report["fits"] is False else 0
+    if "engine_check" in report:
+        from ..preflight import exit_code
+        code, note = exit_code(report["engine_check"], code)
+        if note:
+            print(note, file=sys.stderr)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,20 +10,22 @@ EPILOG = """\
 exit codes:
   0  answered (the target fits, or a state-only report)
   1  answered, but the target is not met / nothing fits
-  2  bad input, unsupported architecture, or hub error
-  3  reserved: installed-engine preflight failed (planned)
+  2  bad input, unsupported architecture, hub error, or an engine probe that
+     timed out / could not run (--check-engine)
+  3  with --require-engine-pass: a requested engine did not get preflight-pass
   4  reserved: calibration did not qualify (planned)
 
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
   kvfit Qwen/Qwen3-32B --hardware h200-141 --gpus 8 --context 128k --json
   kvfit Qwen/Qwen3-32B --system dgx-h100 --nodes 2 --context 32k
-  kvfit zai-org/GLM-5.3 --systems dgx-h200 dgx-b200 dgx-b300 --max-nodes 32 \
-      --concurrent-users 25 --active-sequences-per-user 2 --context 1m --kv-dtype fp8 \
+  kvfit zai-org/GLM-5.3 --systems dgx-h200 dgx-b200 dgx-b300 --max-nodes 32 \\
+      --concurrent-users 25 --active-sequences-per-user 2 --context 1m --kv-dtype fp8 \\
       --parallelism sglang-dpa --cache-layout sglang-dsa-scaled --mtp
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --concurrent-users 16 --max-context
   kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
   kvfit examples/qwen3-32b-h100.toml --context 64k
+  kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
   kvfit specs list            (supported architectures)
   kvfit specs check FILE.yaml (validate a contributor's spec)
 """
@@ -115,6 +117,29 @@ def build_parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")
+    _check_args(p)
     from ..engines import engine_args
     engine_args(p)
     return p
+
+
+def _check_args(p: argparse.ArgumentParser) -> None:
+    """The installed-engine preflight flags (kvfit.preflight)."""
+    c = p.add_argument_group("installed engine check (--check-engine)")
+    c.add_argument("--check-engine", choices=["vllm", "sglang", "all"], help="ask the vLLM "
+                   "and/or SGLang installed in --engine-python whether it accepts this "
+                   "checkpoint: architecture, quantization and KV/index-cache dtypes (no "
+                   "--hardware needed; with it the report has both)")
+    c.add_argument("--engine-python", metavar="PATH", help="the serving environment's Python "
+                   "(default: the interpreter running kvfit)")
+    c.add_argument("--engine-probe", choices=["registry", "config", "load"], help="registry: "
+                   "read the engine's registries only; config (default): also let the engine "
+                   "parse the config and resolve its class (no weights, no allocation); load: "
+                   "start the engine on a CUDA host, download missing weights and generate one "
+                   "token")
+    c.add_argument("--engine-timeout", type=float, metavar="SECONDS", help="stop a probe after "
+                   "this many seconds (default 300); a timeout exits 2")
+    c.add_argument("--engine-tp", type=int, metavar="N", help="tensor-parallel size the engine "
+                   "is checked at (default: --tp, else --gpus, else 1)")
+    c.add_argument("--require-engine-pass", action="store_true", help="exit 3 unless every "
+                   "requested engine gets preflight-pass (or smoke-pass with load)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -17,7 +18,13 @@ ROOT_KEYS = {
     "system": str, "nodes": int, "systems": list, "max_nodes": int, "parallelism": str,
     "device_memory_gib": _NUM, "max_context": bool, "min_gpus": bool,
 }
-TABLES = {"output": {"json": bool}}
+TABLES = {"output": {"json": bool},
+          "engine": {"check": str, "python": str, "probe": str, "tp": int, "timeout": _NUM,
+                     "require_pass": bool}}
+# Table keys that become a differently named request key ([engine] check -> check_engine).
+RENAMES = {"engine": {"check": "check_engine", "python": "engine_python",
+                      "probe": "engine_probe", "tp": "engine_tp", "timeout": "engine_timeout",
+                      "require_pass": "require_engine_pass"}}
 
 
 def _check(table: dict, spec: dict, where: str) -> dict:
@@ -42,7 +49,7 @@ def _check(table: dict, spec: dict, where: str) -> dict:
 
 
 def load_preset(path: Path) -> dict:
-    """Read a preset into flat request keys (output.json -> json)."""
+    """Read a preset into flat request keys (output.json -> json, engine.check -> check_engine)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -57,8 +64,12 @@ def load_preset(path: Path) -> dict:
         if name not in TABLES:
             raise UsageError(f"unknown table [{name}] in the preset.",
                              hint="Known tables: " + ", ".join(sorted(TABLES)) + ".")
-        out |= _check(table, TABLES[name], f"{name}.")
+        names = RENAMES.get(name, {})
+        out |= {names.get(k, k): v for k, v in _check(table, TABLES[name], f"{name}.").items()}
     model = out.get("model")
     if model and not Path(model).is_absolute() and (path.parent / model).exists():
         out["model"] = str(path.parent / model)
+    python = out.get("engine_python")
+    if python and ("/" in python or os.sep in python) and not Path(python).is_absolute():
+        out["engine_python"] = str(path.parent / python)   # relative to the preset's folder
     return out

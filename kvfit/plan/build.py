@@ -175,10 +175,12 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
 
     engine: options from kvfit.engines.pop_engine_args; with --engine or --print-command each
     layout gains an `engine` section (what vLLM/SGLang would allocate) and the report the
-    launch command.
+    launch command. With --check-engine the report gains `engine_check` (kvfit.preflight).
     """
+    from ..preflight import engine_check, run_check
     from . import inverse, placements, search
 
+    check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
     m, report = prepare(req, warnings)
     report |= state_sections(m, m.comps, m.ctx)
@@ -196,5 +198,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     if engine and (engine.get("engine") or engine.get("print_command")):
         from ..engines.plan_hook import annotate
         annotate(report, m.meta, engine, mtp=req.mtp, kv_dtype=req.kv_dtype)
+    if check is not None:
+        report["engine_check"] = run_check(check, req, m.meta, report)
     report["warnings"] = warnings
     return report

@@ -38,6 +38,12 @@ class PlanRequest:
     verify_headers: bool = False
     timeout: float = 10.0
     json: bool = False
+    check_engine: str | None = None
+    engine_python: str | None = None
+    engine_probe: str | None = None
+    engine_timeout: float | None = None
+    engine_tp: int | None = None
+    require_engine_pass: bool = False
     input_config: str | None = None
     explicit: set = field(default_factory=set)
 

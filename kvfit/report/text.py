@@ -257,11 +257,19 @@ def _engine(r: dict) -> list[str]:
     return ["", engine_text(r).rstrip("\n")]
 
 
+def _engine_check(r: dict) -> list[str]:
+    if not r.get("engine_check"):
+        return []
+    from ..preflight import render_text as check_text
+    return check_text(r["engine_check"])
+
+
 def render_text(r: dict) -> str:
     """The whole text report."""
     lines = _verdict(r) + _search(r)
     if r["layouts"]:
         lines += _layouts(r)
+    lines += _engine_check(r)
     lines += _state(r) + _experts(r) + _engine(r) + _facts(r)
     if r["warnings"]:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r["warnings"]]

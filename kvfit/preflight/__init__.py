@@ -1,0 +1,19 @@
+"""Installed-engine preflight: ask the vLLM / SGLang installed in a given Python about this plan.
+
+    check = engine_check(req)                      # None without --check-engine
+    report["engine_check"] = run_check(check, req, meta, report)
+    code, note = exit_code(report["engine_check"], code)
+
+Each engine is probed by a plain script (probe_vllm.py, probe_sglang.py) run as
+`ENGINE_PYTHON probe_x.py ARGS` in a subprocess with a timeout. The scripts never import
+kvfit, set trust_remote_code=False, download nothing (registry and config modes) and allocate
+no model; they print one JSON object, which result.py checks field by field.
+"""
+
+from __future__ import annotations
+
+from .options import EngineCheck, engine_check
+from .render import render_text
+from .section import exit_code, run_check
+
+__all__ = ["EngineCheck", "engine_check", "exit_code", "render_text", "run_check"]

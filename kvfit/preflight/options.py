@@ -1,0 +1,88 @@
+"""The --check-engine options, validated (from flags or a preset's [engine] table)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+
+ENGINES = ("vllm", "sglang")
+PROBES = ("registry", "config", "load")
+DEFAULT_TIMEOUT = 300.0
+_DEPENDENT = {"engine_python": "--engine-python", "engine_probe": "--engine-probe",
+              "engine_timeout": "--engine-timeout", "engine_tp": "--engine-tp",
+              "require_engine_pass": "--require-engine-pass"}
+
+
+@dataclass(frozen=True)
+class EngineCheck:
+    """What to check: engines, in which interpreter, how deeply, at which TP, for how long."""
+
+    engines: tuple[str, ...]
+    python: str
+    python_given: str
+    probe: str
+    timeout: float
+    tp: int
+    tp_source: str
+    require_pass: bool
+
+
+def _python(given: str | None) -> tuple[str, str]:
+    """(interpreter path to run, as the user gave it); a broken path is a usage error."""
+    if given is None:
+        return sys.executable, "the current interpreter"
+    if os.sep not in given and "/" not in given:
+        found = shutil.which(given)
+        if not found:
+            raise UsageError(f"--engine-python {given}: no such command on PATH.")
+        return found, given
+    path = Path(given).expanduser()
+    if not path.is_file():
+        raise UsageError(f"--engine-python {given}: no such file.",
+                         hint="Pass the serving environment's Python, e.g. "
+                              "/path/to/vllm-env/bin/python.")
+    if not os.access(path, os.X_OK):
+        raise UsageError(f"--engine-python {given}: the file is not executable.")
+    return str(path.absolute()), given
+
+
+def _tp(req) -> tuple[int, str]:
+    if req.engine_tp is not None:
+        if req.engine_tp < 1:
+            raise UsageError(f"--engine-tp {req.engine_tp} must be at least 1.")
+        return req.engine_tp, "--engine-tp"
+    if isinstance(req.tp, int):
+        return req.tp, "--tp"
+    if req.gpus:
+        return req.gpus, "--gpus"
+    return 1, "default"
+
+
+def engine_check(req) -> EngineCheck | None:
+    """The validated check for a PlanRequest, or None when --check-engine was not given."""
+    if req.check_engine is None:
+        given = [flag for name, flag in _DEPENDENT.items() if getattr(req, name)
+                 not in (None, False)]
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply with --check-engine.",
+                             hint="Add --check-engine vllm|sglang|all.")
+        return None
+    if req.check_engine not in (*ENGINES, "all"):
+        raise UsageError(f"--check-engine {req.check_engine!r}: choose vllm, sglang or all.")
+    probe = req.engine_probe or "config"
+    if probe not in PROBES:
+        raise UsageError(f"--engine-probe {probe!r}: choose registry, config or load.")
+    timeout = DEFAULT_TIMEOUT if req.engine_timeout is None else float(req.engine_timeout)
+    if not timeout > 0:
+        raise UsageError(f"--engine-timeout {req.engine_timeout} must be a positive number "
+                         "of seconds.")
+    python, shown = _python(req.engine_python)
+    tp, tp_source = _tp(req)
+    engines = ENGINES if req.check_engine == "all" else (req.check_engine,)
+    return EngineCheck(engines, python, shown, probe, timeout, tp, tp_source,
+                       bool(req.require_engine_pass))
