@@ -121,3 +121,17 @@ def test_readme_quick_start_commands_are_the_tested_ones():
     readme = (ROOT / "README.md").read_text()
     assert "uv run pytest" in readme
     assert (ROOT / ".ci" / "run").read_text().strip().endswith("uv run pytest")
+
+
+def test_users_are_sequences_divided_by_branches():
+    # 8 users x 2 resident branches = 16 sequences; max_users = max_sequences // 2
+    code, report = run_json(QWEN, "--hardware", "h100-80", "--gpus", "8", "--context", "32k",
+                            "--kv-dtype", "bf16", "--weight-gib", "61", "--concurrent-users", "8",
+                            "--active-sequences-per-user", "2")
+    assert report["target"]["required_sequences"] == 16
+    for lay in report["layouts"]:
+        assert lay["max_users"] == lay["max_sequences"] // 2
+    code, text, _ = run_cli(QWEN, "--hardware", "h100-80", "--gpus", "8", "--context", "32k",
+                            "--kv-dtype", "bf16", "--weight-gib", "61",
+                            "--active-sequences-per-user", "2")
+    assert "Users served at 2 resident sequences each: TP=1 x DP=8:" in text

@@ -192,6 +192,10 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
         report |= inverse.max_context(req, m, warnings)
     else:
         report |= placements.plan_placements(req, m, placements.topology(req), warnings)
+    per_user = req.active_sequences_per_user
+    for lay in report.get("layouts", ()):
+        ms = lay.get("max_sequences")
+        lay["max_users"] = None if ms is None or not per_user else ms // per_user
     if m.ownership is not None:
         from .dpa import section
         report["expert_parallel"] = section(req.parallelism, m.ownership, m.comps)

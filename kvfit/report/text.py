@@ -144,6 +144,11 @@ def _layouts(r: dict) -> list[str]:
     if any(x["parallelism"] != "tp" for x in r["layouts"]):
         out += ["Attention-DP + expert parallelism (groups = model groups):"]
         out += _table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8})
+    if t["active_sequences_per_user"] > 1:
+        users = "; ".join(f"{x['label']}: {x['max_users']}" for x in r["layouts"]
+                          if x["valid"] and x.get("max_users") is not None)
+        out.append(f"Users served at {t['active_sequences_per_user']} resident sequences each: "
+                   f"{users}")
     for x in r["layouts"]:
         name = f"TP={x['tp']}" if x["parallelism"] == "tp" else x["label"]
         if x["fits"] is False:
