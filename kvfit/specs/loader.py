@@ -88,19 +88,24 @@ def _plain(node, doc_problems, file, path=()):
         return int(node)
     if isinstance(node, float):
         return float(node)
-    if isinstance(node, str):
+    if isinstance(node, str) and type(node).__name__ != "TaggedScalar":
         return str(node)
-    return node
+    doc_problems.append(("type", path, type(node).__name__))
+    return None
 
 
-def _events_with_anchors(text: str) -> list[tuple[int, int]]:
+def _event_marks(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
+    """Positions of anchors/aliases and of explicit tags (both refused in specs)."""
     from ruamel.yaml import YAML
 
-    marks = []
+    anchors, tags = [], []
     for event in YAML().parse(text):
+        mark = (event.start_mark.line + 1, event.start_mark.column + 1)
         if getattr(event, "anchor", None) is not None:
-            marks.append((event.start_mark.line + 1, event.start_mark.column + 1))
-    return marks
+            anchors.append(mark)
+        if getattr(event, "tag", None) is not None:
+            tags.append((*mark, str(event.tag)))
+    return anchors, tags
 
 
 def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | None, list[Problem]]:
@@ -114,7 +119,7 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
     problems: list[Problem] = []
     lines = text.splitlines()
     try:
-        anchors = _events_with_anchors(text)
+        anchors, tags = _event_marks(text)
         tree = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -130,12 +135,20 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
         src = lines[line - 1] if 0 < line <= len(lines) else None
         problems.append(Problem("KV104", file, line, col, "anchors and aliases are not allowed "
                                 "in specs", "write the content out; specs are read as diffs", None, src))
+    for line, col, tag in tags:
+        src = lines[line - 1] if 0 < line <= len(lines) else None
+        problems.append(Problem("KV106", file, line, col, f"YAML tag {tag} is not allowed in "
+                                "specs", "remove the tag; specs hold plain values", None, src))
     raw: list = []
     data = _plain(tree, raw, file)
     doc = Doc(file, data, tree, lines)
     for item in raw:
         if isinstance(item, Problem):
             problems.append(item)
+        elif item[0] == "type":
+            problems.append(doc.problem("KV106", item[1], f"unsupported YAML value ({item[2]}): "
+                                        "tags, dates and other non-JSON values are not allowed",
+                                        "write a plain string, number, boolean, list or mapping"))
         elif not allow_null:
             problems.append(doc.problem("KV105", item[1], "null value is not allowed",
                                         "omit the key instead of writing null or ~"))
