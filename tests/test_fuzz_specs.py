@@ -35,7 +35,7 @@ def test_mutated_specs_are_checked_cleanly(name, tmp_path):
     lines = (SPECS / f"{name}.yaml").read_text().splitlines()
     rng = random.Random(f"kvfit-spec-{name}")
     codes = set()
-    for n in range(40):
+    for _ in range(40):
         path = tmp_path / f"{name}.yaml"
         path.write_text(_mutate(lines, rng))
         code, out, err = run_cli("specs", "check", path)
