@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import KvfitError, UsageError
 
-SUBCOMMANDS = ("specs", "explain-log")
+SUBCOMMANDS = ("specs", "explain-log", "calibrate")
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "explain-log":
             from .explain_log import run as explain
             return explain(argv[1:])
+        if argv and argv[0] == "calibrate":
+            from ..calibrate.cli import run as calibrate
+            return calibrate(argv[1:])
         return run_plan(argv)
     except KvfitError as err:
         if "--json" in argv:

@@ -8,6 +8,7 @@ Regenerate with:
 
 from __future__ import annotations
 
+from ..calibrate.cli import build_parser as calibrate_parser
 from .plan_args import build_parser
 from .specs_cmd import build_parser as specs_parser
 
@@ -18,4 +19,6 @@ def man_parser():
     for action in specs_parser()._subparsers._group_actions[0].choices.items():
         name, sp = action
         sub.add_parser(f"specs {name}", help=sp.description or "", parents=[sp], add_help=False)
+    cp = calibrate_parser()
+    sub.add_parser("calibrate", help=cp.description, parents=[cp], add_help=False)
     return p

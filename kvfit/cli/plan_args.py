@@ -13,7 +13,7 @@ exit codes:
   2  bad input, unsupported architecture, hub error, or an engine probe that
      timed out / could not run (--check-engine)
   3  with --require-engine-pass: a requested engine did not get preflight-pass
-  4  reserved: calibration did not qualify (planned)
+  4  kvfit calibrate: the sweep ran but did not fully calibrate
 
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
@@ -26,6 +26,7 @@ examples:
   kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
   kvfit examples/qwen3-32b-h100.toml --context 64k
   kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
+  kvfit calibrate deployment.toml --dry-run   (measure the plan on the host)
   kvfit specs list            (supported architectures)
   kvfit specs check FILE.yaml (validate a contributor's spec)
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from pathlib import Path
 
@@ -48,8 +49,11 @@ def _check(table: dict, spec: dict, where: str) -> dict:
     return out
 
 
-def load_preset(path: Path) -> dict:
-    """Read a preset into flat request keys (output.json -> json, engine.check -> check_engine)."""
+def load_preset(path: Path, for_calibration: bool = False) -> dict:
+    """Read a preset into flat request keys (output.json -> json, engine.check -> check_engine).
+
+    A [calibration] table is checked as strictly (kvfit.calibrate.config) but never becomes a
+    plan key; a plain plan notes on stderr that only `kvfit calibrate` reads it."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -61,9 +65,17 @@ def load_preset(path: Path) -> dict:
     root = {k: v for k, v in data.items() if not isinstance(v, dict)}
     out = _check(root, ROOT_KEYS, "")
     for name, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
+        if name == "calibration":
+            from ..calibrate.config import check_table
+            check_table(table)
+            if not for_calibration:
+                print(f"kvfit: note: {path.name}: the [calibration] table is read by `kvfit "
+                      "calibrate`; this run plans the deployment only.", file=sys.stderr)
+            continue
         if name not in TABLES:
             raise UsageError(f"unknown table [{name}] in the preset.",
-                             hint="Known tables: " + ", ".join(sorted(TABLES)) + ".")
+                             hint="Known tables: " + ", ".join(sorted([*TABLES, "calibration"]))
+                             + ".")
         names = RENAMES.get(name, {})
         out |= {names.get(k, k): v for k, v in _check(table, TABLES[name], f"{name}.").items()}
     model = out.get("model")

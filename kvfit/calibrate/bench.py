@@ -1,0 +1,112 @@
+"""One concurrency point: the engine's serving benchmark while /metrics is sampled.
+
+The result JSON is read from {result_file} (vLLM: one object; SGLang: JSON lines, the last
+one counts). OOM evidence is looked for in the server log written during the point (launch
+mode), in the benchmark's own output, and in the result's per-request errors (an HTTP 5xx
+body with out-of-memory text). A queue is never evidence of an OOM.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import procs
+from .commands import default_bench, fill
+from .metrics import Sampler
+
+OOM = re.compile(r"out of memory|OutOfMemoryError|\bOOM\b|CUBLAS_STATUS_ALLOC_FAILED",
+                 re.IGNORECASE)
+SEED = 0
+
+
+@dataclass
+class Session:
+    """What every point shares: config, rules, placeholder values, paths, the server log."""
+
+    cal: object
+    rules: object
+    values: dict
+    workdir: Path
+    metric_names: dict
+    key: str | None
+    server_log: Path | None = None
+
+
+def point_values(s: Session, concurrency: int) -> dict:
+    """The placeholder values for one point."""
+    prompts = concurrency * s.cal.requests_per_concurrency
+    result = s.workdir / f"bench-c{concurrency}.json"
+    return s.values | {"concurrency": concurrency, "num_prompts": prompts,
+                       "result_file": str(result)}
+
+
+def command(s: Session, values: dict) -> list[str]:
+    """The benchmark argv for one point: benchmark_command, else the engine spec's."""
+    if s.cal.benchmark_command:
+        return fill(s.cal.benchmark_command, values)
+    return default_bench(s.cal.engine, s.rules, values)
+
+
+def read_result(path: Path) -> tuple[dict | None, str | None]:
+    """(result object, problem): a JSON object, or the last JSON line of a JSONL file."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None, "the benchmark wrote no result file"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        try:
+            data = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            data = None
+    if not isinstance(data, dict):
+        return None, "the result file is not a JSON object (or JSON lines)"
+    return data, None
+
+
+def oom_evidence(server_text: str, bench_text: str, result: dict | None) -> list[dict]:
+    """Lines that say the engine ran out of memory, with where each was found (at most 10)."""
+    found = []
+    for source, text in (("server log", server_text), ("benchmark output", bench_text)):
+        found += [{"source": source, "line": ln.strip()[:400]} for ln in text.splitlines()
+                  if OOM.search(ln)]
+    errors = (result or {}).get("errors")
+    if isinstance(errors, list):
+        found += [{"source": "benchmark request errors (HTTP)", "line": str(e).strip()[:400]}
+                  for e in errors if e and OOM.search(str(e))]
+    return found[:10]
+
+
+def run_point(s: Session, concurrency: int, shown) -> dict:
+    """Run one point; the raw facts qualify.judge() turns into a verdict.
+
+    shown: a callable that redacts a command for the record."""
+    values = point_values(s, concurrency)
+    argv = command(s, values)
+    Path(values["result_file"]).unlink(missing_ok=True)
+    log = s.workdir / f"bench-c{concurrency}.log"
+    start_log = procs.size(s.server_log) if s.server_log else 0
+    limit = s.cal.request_timeout * s.cal.requests_per_concurrency
+    sampler = Sampler(s.values["base_url"] + "/metrics", s.metric_names, s.cal.metrics_interval,
+                      s.key, limit + 60.0)
+    sampler.start()
+    began = time.monotonic()
+    try:
+        env = procs.child_env({"OPENAI_API_KEY": s.key} if s.key else None)
+        status, timed_out = procs.run(argv, log, env, limit, "benchmark", shown(argv))
+    finally:
+        sampler.stop()
+    duration = round(time.monotonic() - began, 3)
+    result, problem = read_result(Path(values["result_file"]))
+    server_text = procs.read_from(s.server_log, start_log) if s.server_log else ""
+    return {"offered_concurrency": concurrency, "num_prompts": values["num_prompts"],
+            "command": argv, "exit_status": status, "timed_out": timed_out,
+            "duration_s": duration, "result": result, "result_problem": problem,
+            "output_tail": procs.tail(log, lines=12), "metrics": sampler.summary(),
+            "oom": oom_evidence(server_text, procs.read_from(log, 0), result)}

@@ -1,0 +1,153 @@
+"""The plan behind a calibration: read the preset, run kvfit's plan, name the deployment.
+
+The plan gives the prediction the sweep tests (the recommended layout's max resident
+sequences at the context) and the layout a managed launch must preserve (TP, DP). A launch
+(not a dry run) also runs the installed-engine preflight (kvfit.preflight) in the
+calibration interpreter at the recommended TP; the preset's [engine] check options are not
+run by calibrate.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import KvfitError, UsageError
+from . import config
+
+_NOT_ONE = {"systems": "--systems searches several families", "min_gpus": "--min-gpus",
+            "max_context": "--max-context"}
+
+
+@dataclass
+class Deployment:
+    """What the sweep needs from the plan (report: the full plan report)."""
+
+    report: dict
+    model: str
+    revision: str | None
+    context: int
+    kv_dtype: str
+    tp: int
+    dp: int
+    layout: str
+    parallelism: str
+    predicted: int | None
+    nodes: int
+    hardware: str
+    utilization: float | None
+    request: object = None
+    engine_opts: dict = field(default_factory=dict)
+    meta: object = None
+    preflight: dict | None = None
+    engine_prediction: dict | None = None
+
+
+def load(path: Path) -> tuple[dict, config.Calibration]:
+    """(plan request values, Calibration) from a preset that has a [calibration] table."""
+    from ..cli.preset import load_preset
+
+    values = load_preset(path, for_calibration=True)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("calibration")
+    except (OSError, tomllib.TOMLDecodeError):   # load_preset already reported these
+        table = None
+    if not isinstance(table, dict):
+        raise UsageError(f"preset {path.name} has no [calibration] table.",
+                         hint="Add one (see README, 'Calibrate on the target host').")
+    for key, what in _NOT_ONE.items():
+        if values.get(key):
+            raise UsageError(f"calibrate needs one deployment; the preset asks for {what}.",
+                             hint="Remove it and name one hardware/system with tp.")
+    values["input_config"] = str(path)
+    return values, config.parse(table, path.parent, values.get("engine_python"))
+
+
+_CHECK_KEYS = ("check_engine", "engine_python", "engine_probe", "engine_timeout", "engine_tp",
+               "require_engine_pass")
+
+
+def _request(values: dict):
+    """The PlanRequest, without --check-engine options: calibrate runs its own preflight."""
+    from ..plan.request import PlanRequest
+
+    values = {k: v for k, v in values.items() if k not in _CHECK_KEYS}
+    tp = values.get("tp")
+    if tp == "auto":
+        values.pop("tp")
+    elif isinstance(tp, str):
+        if not tp.isdigit():
+            raise UsageError(f"preset tp {tp!r} must be auto or a whole number.")
+        values["tp"] = int(tp)
+    return PlanRequest(**values)
+
+
+def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:
+    """Run the installed-engine preflight (kvfit.preflight) in calibration.python at the
+    recommended TP; the engine's result, also kept in the plan report as engine_check."""
+    from ..preflight import engine_check, run_check
+
+    req = replace(dep.request, check_engine=cal.engine, engine_python=cal.python,
+                  engine_probe=dep.engine_opts.get("engine_probe") or "config",
+                  engine_timeout=dep.engine_opts.get("engine_timeout"), engine_tp=dep.tp,
+                  require_engine_pass=False)
+    section = run_check(engine_check(req), req, dep.meta, dep.report)
+    dep.report["engine_check"] = section
+    found = [r for r in section["results"] if r["engine"] == cal.engine]
+    dep.preflight = found[0] if found else None
+    return dep.preflight
+
+
+def engine_prediction(report: dict, meta, engine: str, version: str | None) -> dict | None:
+    """The engine rules' own capacity for the recommended layout, or None when kvfit's engine
+    model cannot answer (the reason is then in the report's warnings)."""
+    from ..engines.plan_hook import annotate
+
+    rec = report.get("recommended")
+    if not rec or not report.get("hardware"):
+        return None
+    try:
+        annotate(report, meta, {"engine": engine, "version": version, "flags": {},
+                                "overrides": {}})
+    except KvfitError as exc:
+        report.setdefault("warnings", []).append(f"engine prediction unavailable: {exc.message}")
+        return None
+    lay = next(x for x in report["layouts"] if x["id"] == rec["id"])
+    e = lay.get("engine") or {}
+    if engine == "vllm" and isinstance(e.get("max_concurrency"), dict):
+        per, basis = e["max_concurrency"]["value"], e["max_concurrency"]["basis"]
+    elif engine == "sglang" and isinstance(e.get("max_total_num_tokens"), dict):
+        per = e["max_total_num_tokens"]["value"] / report["context_tokens"]
+        basis = e["max_total_num_tokens"]["basis"] + " / context"
+    else:
+        return None
+    per = int(per) if per is not None else None
+    return {"per_replica": per, "total": None if per is None else per * rec["dp"],
+            "engine": engine, "version": e.get("version"), "basis": basis}
+
+
+def plan(values: dict, cal: config.Calibration) -> Deployment:
+    """Run the plan for the preset and name the deployment it recommends."""
+    from ..plan.build import load_metadata
+    from ..plan.build import plan as run_plan
+
+    req = _request(values)
+    report = run_plan(req, None)
+    rec = report.get("recommended")
+    if not rec:
+        raise UsageError("the plan has no layout to calibrate (no TP x DP split is valid).")
+    hw = report.get("hardware") or {}
+    meta_model = report["model"]
+    model = req.model if meta_model.get("origin") == "local" else (
+        meta_model.get("source") or req.model)
+    dep = Deployment(report, model, meta_model.get("revision"), report["context_tokens"],
+                     report["kv_dtype"], rec["tp"], rec["dp"], rec["label"],
+                     rec.get("parallelism", "tp"), rec.get("max_sequences"),
+                     hw.get("nodes") or 1, f"{hw.get('gpus')} x {hw.get('id')}",
+                     values.get("utilization"), request=req,
+                     engine_opts={k: values.get(k) for k in ("engine_probe", "engine_timeout")})
+    pinned = replace(req, revision=dep.revision) if dep.revision else req
+    dep.meta = load_metadata(pinned)      # pinned to the commit the plan read: from the cache
+    dep.engine_prediction = engine_prediction(report, dep.meta, cal.engine, cal.version)
+    return dep

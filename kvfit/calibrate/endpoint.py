@@ -1,0 +1,97 @@
+"""HTTP to the serving endpoint (stdlib urllib, no proxies): readiness and what it reports."""
+
+from __future__ import annotations
+
+import json
+import time
+from urllib.error import HTTPError, URLError
+from urllib.request import ProxyHandler, Request, build_opener
+
+from . import CalibrationError
+
+_OPENER = build_opener(ProxyHandler({}))      # straight to the endpoint, never via a proxy
+MAX_BODY = 4 << 20
+
+
+def get(url: str, timeout: float, key: str | None = None) -> tuple[int | None, str]:
+    """(HTTP status or None when unreachable, body text or the connection error)."""
+    req = Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        with _OPENER.open(req, timeout=timeout) as resp:
+            return resp.status, resp.read(MAX_BODY).decode("utf-8", "replace")
+    except HTTPError as exc:
+        return exc.code, exc.read(MAX_BODY).decode("utf-8", "replace")
+    except (URLError, OSError, ValueError) as exc:
+        return None, str(getattr(exc, "reason", exc))
+
+
+def get_json(url: str, timeout: float, key: str | None = None):
+    """The parsed JSON body of a 200 answer, else None."""
+    status, body = get(url, timeout, key)
+    if status != 200:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def wait_ready(base: str, timeout: float, key: str | None, alive=None,
+               interval: float = 0.5) -> float:
+    """Poll GET /health, then /v1/models, until one answers 200; seconds waited.
+
+    alive: a callable returning an error text when the launched server has exited (launch
+    mode). Bounded by `timeout` seconds and timeout / interval + 2 polls."""
+    start = time.monotonic()
+    last = "no answer yet"
+    for _ in range(int(timeout / interval) + 2):
+        for path in ("/health", "/v1/models"):
+            status, body = get(base + path, min(5.0, timeout), key)
+            if status == 200:
+                return round(time.monotonic() - start, 3)
+            last = f"GET {path}: " + (f"HTTP {status}" if status else body)
+        dead = alive() if alive else None
+        if dead:
+            raise CalibrationError(dead)
+        if time.monotonic() - start >= timeout:
+            break
+        time.sleep(interval)
+    raise CalibrationError(f"{base} was not ready within startup_timeout {timeout:g} s "
+                           f"({last}).")
+
+
+def _models(data) -> list[dict]:
+    rows = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        return []
+    return [{"id": str(r.get("id")), "max_model_len": r.get("max_model_len")
+             if isinstance(r.get("max_model_len"), int) else None}
+            for r in rows[:32] if isinstance(r, dict) and r.get("id")]
+
+
+def _sglang_info(base: str, key: str | None) -> dict | None:
+    for path in ("/server_info", "/get_server_info"):
+        data = get_json(base + path, 10.0, key)
+        if isinstance(data, dict):
+            return {"path": path, "version": data.get("version"),
+                    "kv_cache_dtype": data.get("kv_cache_dtype"),
+                    "tp_size": data.get("tp_size"), "dp_size": data.get("dp_size")}
+    return None
+
+
+def metadata(base: str, engine: str, key: str | None) -> dict:
+    """What the endpoint reports about itself: served models (/v1/models), the engine
+    version (vLLM /version; SGLang /server_info or /get_server_info) and, for SGLang, the
+    cache dtype and TP/DP sizes. Missing answers stay None."""
+    out = {"models": _models(get_json(base + "/v1/models", 10.0, key)), "version": None,
+           "version_source": None, "server_info": None}
+    if engine == "vllm":
+        data = get_json(base + "/version", 10.0, key)
+        if isinstance(data, dict) and isinstance(data.get("version"), str):
+            out["version"], out["version_source"] = data["version"], "GET /version"
+    else:
+        info = _sglang_info(base, key)
+        out["server_info"] = info
+        if info and isinstance(info.get("version"), str):
+            out["version"], out["version_source"] = info["version"], f"GET {info['path']}"
+    return out

@@ -1,0 +1,127 @@
+"""Prometheus /metrics: the running / waiting / KV-use gauges by engine and version, sampled
+in a background thread while a benchmark point runs.
+
+vLLM: vllm:num_requests_running, vllm:num_requests_waiting, vllm:kv_cache_usage_perc (the
+legacy vllm:gpu_cache_usage_perc is accepted too). SGLang: sglang:num_running_reqs,
+sglang:num_queue_reqs, sglang:token_usage. Names come from the engine spec's `metrics` for
+the version (engines.md §5). Series that differ only by tp/pp/ep rank are one scheduler
+(their maximum counts); separate DP engines are summed (KV use: their maximum).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+from .endpoint import get
+
+_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)")
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+_RANKS = ("tp_rank", "pp_rank", "moe_ep_rank")
+KINDS = ("running", "waiting", "kv_usage")
+
+
+def names(engine: str, rules) -> dict:
+    """{kind: [metric names, preferred first]} for the engine version's rules."""
+    m = dict(rules.metrics or {})
+    out = {k: [m[k]] if m.get(k) else [] for k in KINDS}
+    legacy = [n for n in m.get("legacy", ()) if n.endswith("usage_perc")]
+    if engine == "vllm":
+        for n in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", *legacy):
+            if n not in out["kv_usage"]:
+                out["kv_usage"].append(n)
+    return out
+
+
+def parse(text: str) -> dict:
+    """{metric name: [(labels dict, value)]} from Prometheus text exposition."""
+    out: dict = {}
+    for line in text.splitlines()[:200000]:
+        if not line or line.startswith("#"):
+            continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        try:
+            value = float(m.group(4))
+        except ValueError:
+            continue
+        labels = dict(_LABEL.findall(m.group(3) or ""))
+        out.setdefault(m.group(1), []).append((labels, value))
+    return out
+
+
+def _combine(series: list, kind: str) -> float:
+    groups: dict = {}
+    for labels, value in series:
+        key = tuple(sorted((k, v) for k, v in labels.items() if k not in _RANKS))
+        groups[key] = max(groups.get(key, value), value)
+    return max(groups.values()) if kind == "kv_usage" else sum(groups.values())
+
+
+def read(parsed: dict, wanted: dict) -> dict:
+    """{kind: value or None, kind_metric: the name read}; the first name present wins."""
+    out = {}
+    for kind in KINDS:
+        out[kind] = out[f"{kind}_metric"] = None
+        for name in wanted.get(kind, ()):
+            if parsed.get(name):
+                out[kind], out[f"{kind}_metric"] = _combine(parsed[name], kind), name
+                break
+    return out
+
+
+def cache_dtype(parsed: dict) -> str | None:
+    """vLLM's cache_dtype label on vllm:cache_config_info, when the server exports it."""
+    for labels, _ in parsed.get("vllm:cache_config_info", ()):
+        if labels.get("cache_dtype"):
+            return labels["cache_dtype"]
+    return None
+
+
+class Sampler(threading.Thread):
+    """GET /metrics every `interval` seconds until stop() (at most `max_seconds`)."""
+
+    def __init__(self, url: str, wanted: dict, interval: float, key: str | None,
+                 max_seconds: float):
+        super().__init__(daemon=True)
+        self.url, self.wanted, self.interval, self.key = url, wanted, interval, key
+        self.limit = max_seconds
+        self.samples: list[dict] = []
+        self.errors: list[str] = []
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        """Sample until stop() or the time limit (bounded in count too)."""
+        start = time.monotonic()
+        for _ in range(int(self.limit / self.interval) + 2):
+            self.sample_once()
+            if self._halt.wait(self.interval) or time.monotonic() - start > self.limit:
+                break
+
+    def sample_once(self) -> None:
+        """One GET /metrics, kept as a sample (or an error)."""
+        status, body = get(self.url, max(1.0, min(10.0, self.interval * 5)), self.key)
+        if status != 200:
+            self.errors.append(f"HTTP {status}" if status else body)
+            return
+        self.samples.append(read(parse(body), self.wanted) | {"t": time.monotonic()})
+
+    def stop(self) -> None:
+        """Ask the loop to end and wait for it (one last sample is taken by the caller)."""
+        self._halt.set()
+        self.join(timeout=15.0)
+
+    def summary(self) -> dict:
+        """Max running / waiting / KV use over the samples, and which names were read."""
+        def peak(kind):
+            vals = [s[kind] for s in self.samples if s[kind] is not None]
+            return max(vals) if vals else None
+        named = {k: next((s[f"{k}_metric"] for s in self.samples if s[f"{k}_metric"]), None)
+                 for k in KINDS}
+        return {"samples": len(self.samples), "errors": len(self.errors),
+                "last_error": self.errors[-1][:300] if self.errors else None,
+                "max_running": peak("running"), "max_waiting": peak("waiting"),
+                "waiting_samples": sum(1 for s in self.samples if (s["waiting"] or 0) > 0),
+                "max_kv_usage": peak("kv_usage"), "metrics": named}
