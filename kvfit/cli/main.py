@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import KvfitError, UsageError
 
-SUBCOMMANDS = ("specs", "explain-log", "calibrate")
+SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit")
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "explain-log":
             from .explain_log import run as explain
             return explain(argv[1:])
+        if argv and argv[0] == "audit":
+            from ..audit.cli import run as audit
+            return audit(argv[1:])
         if argv and argv[0] == "calibrate":
             from ..calibrate.cli import run as calibrate
             return calibrate(argv[1:])

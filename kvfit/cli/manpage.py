@@ -8,7 +8,9 @@ Regenerate with:
 
 from __future__ import annotations
 
+from ..audit.cli import build_parser as audit_parser
 from ..calibrate.cli import build_parser as calibrate_parser
+from .explain_log import build_parser as explain_parser
 from .plan_args import build_parser
 from .specs_cmd import build_parser as specs_parser
 
@@ -19,6 +21,8 @@ def man_parser():
     for action in specs_parser()._subparsers._group_actions[0].choices.items():
         name, sp = action
         sub.add_parser(f"specs {name}", help=sp.description or "", parents=[sp], add_help=False)
-    cp = calibrate_parser()
-    sub.add_parser("calibrate", help=cp.description, parents=[cp], add_help=False)
+    for name, maker in (("calibrate", calibrate_parser), ("audit", audit_parser),
+                        ("explain-log", explain_parser)):
+        sp = maker()
+        sub.add_parser(name, help=sp.description, parents=[sp], add_help=False)
     return p

@@ -29,6 +29,8 @@ examples:
   kvfit calibrate deployment.toml --dry-run   (measure the plan on the host)
   kvfit specs list            (supported architectures)
   kvfit specs check FILE.yaml (validate a contributor's spec)
+  kvfit audit examples/audit/open-frontier.toml
+  kvfit explain-log vllm.log --model-dir ./checkpoint
 """
 
 

@@ -1,0 +1,95 @@
+"""The strict audit TOML: [audit], [[models]], [[hardware]], [[systems]]."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+
+_NUM = (int, float)
+AUDIT_KEYS = {"name": str, "offline": bool, "min_coverage": _NUM, "min_family_coverage": _NUM}
+MODEL_KEYS = {"family": str, "model": str, "contexts": list, "kv_dtype": str, "required": bool,
+              "weight_gib": _NUM}
+HARDWARE_KEYS = {"preset": str, "counts": list}
+SYSTEM_KEYS = {"preset": str, "node_counts": list}
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """What to audit. Thresholds are fractions 0-1; contexts as written ('32k', 131072)."""
+
+    name: str
+    offline: bool
+    min_coverage: float
+    min_family_coverage: float
+    models: tuple[dict, ...]
+    hardware: tuple[dict, ...]
+    systems: tuple[dict, ...]
+
+
+def _typed(table: dict, spec: dict, where: str) -> dict:
+    for key, value in table.items():
+        if key not in spec:
+            raise UsageError(f"unknown key '{where}.{key}' in the audit file.",
+                             hint="Known keys: " + ", ".join(sorted(spec)) + ".")
+        want = spec[key]
+        kinds = want if isinstance(want, tuple) else (want,)
+        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, want):
+            raise UsageError(f"audit key '{where}.{key}' should be "
+                             f"{' or '.join(k.__name__ for k in kinds)}.")
+    return table
+
+
+def _entries(data: dict, name: str, spec: dict, required: tuple[str, ...]) -> tuple[dict, ...]:
+    rows = data.get(name, [])
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise UsageError(f"'{name}' must be an array of tables ([[{name}]]).")
+    for i, row in enumerate(rows):
+        _typed(row, spec, f"{name}[{i}]")
+        missing = [k for k in required if k not in row]
+        if missing:
+            raise UsageError(f"[[{name}]] entry {i} lacks {', '.join(missing)}.")
+    return tuple(rows)
+
+
+def _counts(rows: tuple[dict, ...], key: str, where: str) -> None:
+    for row in rows:
+        values = row[key]
+        if not values or not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 4096
+                                 for v in values):
+            raise UsageError(f"[[{where}]] {row['preset']}: {key} must be whole numbers 1-4096.")
+
+
+def load_frontier(path: Path) -> Frontier:
+    """Parse and validate an audit file; relative model paths resolve from its folder."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read audit file {path.name}: {exc.strerror}.") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"audit file {path.name} is not valid TOML: {exc}.") from None
+    unknown = sorted(set(data) - {"audit", "models", "hardware", "systems"})
+    if unknown:
+        raise UsageError(f"unknown table(s) {', '.join(unknown)} in the audit file.")
+    head = _typed(data.get("audit", {}), AUDIT_KEYS, "audit")
+    models = _entries(data, "models", MODEL_KEYS, ("family", "model", "contexts"))
+    for m in models:
+        if not m["contexts"]:
+            raise UsageError(f"[[models]] {m['model']}: contexts is empty.")
+        local = path.parent / m["model"]
+        if local.exists():
+            m["model"] = str(local)
+    hardware = _entries(data, "hardware", HARDWARE_KEYS, ("preset", "counts"))
+    systems = _entries(data, "systems", SYSTEM_KEYS, ("preset", "node_counts"))
+    _counts(hardware, "counts", "hardware")
+    _counts(systems, "node_counts", "systems")
+    for key in ("min_coverage", "min_family_coverage"):
+        if not 0 <= head.get(key, 1.0) <= 1:
+            raise UsageError(f"audit.{key} must be between 0 and 1.")
+    if not models:
+        raise UsageError("the audit file names no [[models]].")
+    return Frontier(head.get("name", path.stem), head.get("offline", True),
+                    float(head.get("min_coverage", 1.0)),
+                    float(head.get("min_family_coverage", 1.0)), models, hardware, systems)

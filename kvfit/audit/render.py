@@ -1,0 +1,39 @@
+"""Text rendering of an audit report (the JSON is the report itself)."""
+
+from __future__ import annotations
+
+GIB = 1024**3
+
+
+def _cell_line(c: dict) -> str:
+    head = f"  {c['family']:<14} {c['model'][-44:]:<44} {str(c['context']):>8}"
+    if c["status"] != "answered":
+        return f"{head}  REFUSED: {c['reason'][:120]}"
+    o = c["oracle"]
+    mark = {True: "oracle ok", False: "ORACLE MISMATCH", None: "no oracle"}[o["agrees"]]
+    fits = sum(1 for f in c["fleets"] if f.get("fits") is True)
+    known = sum(1 for f in c["fleets"] if f.get("fits") is not None)
+    fleets = f"{fits}/{known} fleets fit" if known else "fleets: weights unknown"
+    return (f"{head}  {c['architecture']:<14} {c['state_bytes'] / GIB:>9.3f} GiB/seq  "
+            f"{mark:<15} {fleets}")
+
+
+def render_text(r: dict) -> str:
+    cov = r["coverage"]
+    verdict = "PASSED" if r["passed"] else "FAILED"
+    lines = [f"kvfit audit: {r['name']} ({'offline: catalog/cache' if r['offline'] else 'Hub'})",
+             f"{verdict}: {cov['answered_cells']}/{cov['required_cells']} required cells "
+             f"answered ({cov['coverage']:.1%}, threshold {r['thresholds']['min_coverage']:.0%}); "
+             f"{len(cov['supported_families'])}/{cov['families']} families fully supported "
+             f"({cov['family_coverage']:.1%}, threshold "
+             f"{r['thresholds']['min_family_coverage']:.0%}); oracle checked "
+             f"{r['oracle']['checked']} cells, {r['oracle']['disagreements']} disagreement(s)",
+             "", "  family         model                                         context"
+             "  spec           state          oracle          fleets"]
+    lines += [_cell_line(c) for c in r["cells"]]
+    if r["problems"]:
+        lines += ["", "Problems:"] + [f"  - {p}" for p in r["problems"]]
+    lines += ["", "Coverage is equal-weight over the cells this file names; it is not a market "
+              "share. The oracle is a separate formula for plain GQA and latent models and can "
+              "share a misreading of a config field with the specs."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,98 @@
+"""Run an audit: every model x context, every fleet, the oracle and the monotonicity checks."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..errors import KvfitError
+from ..plan.build import load_metadata, plan
+from ..plan.request import PlanRequest
+from .config import Frontier
+from .oracle import state_bytes
+
+
+def _plan(m: dict, ctx, offline: bool, **extra) -> dict:
+    req = PlanRequest(model=m["model"], context=ctx, kv_dtype=m.get("kv_dtype", "auto"),
+                      weight_gib=m.get("weight_gib"), offline=offline, **extra)
+    return plan(req)
+
+
+def _oracle(m: dict, ctx_tokens: int, report: dict, offline: bool) -> dict:
+    meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
+    width = Fraction(report["dtypes"]["kv"]["bytes_per_value"])
+    expected, how = state_bytes(meta.config, ctx_tokens, width)
+    got = report["state"]["bytes_per_sequence"]
+    return {"formula": how, "expected": expected,
+            "agrees": None if expected is None else expected == got}
+
+
+def _fleet(m: dict, ctx, offline: bool, label: str, **where) -> dict:
+    try:
+        r = _plan(m, ctx, offline, **where)
+    except KvfitError as err:
+        return {"fleet": label, "status": "refused", "reason": err.message}
+    best = next((x for x in r["layouts"] if r["recommended"]
+                 and x.get("id", x["tp"]) == r["recommended"].get("id", r["recommended"]["tp"])),
+                None)
+    topology_ok = all(x["tp"] * x["dp"] == r["hardware"]["gpus"]
+                      for x in r["layouts"] if x.get("parallelism", "tp") == "tp")
+    return {"fleet": label, "status": "answered", "fits": r["fits"],
+            "memory_bytes_per_gpu": r["hardware"]["memory_bytes_per_gpu"],
+            "gpus": r["hardware"]["gpus"], "best": best["label"] if best else None,
+            "max_sequences": best["max_sequences"] if best else None,
+            "topology_ok": topology_ok}
+
+
+def _cell(f: Frontier, m: dict, ctx) -> dict:
+    cell = {"family": m["family"], "model": m["model"], "context": ctx,
+            "required": m.get("required", True)}
+    try:
+        r = _plan(m, ctx, f.offline)
+    except KvfitError as err:
+        return cell | {"status": "refused", "reason": err.message}
+    cell |= {"status": "answered", "architecture": r["architecture"]["id"],
+             "revision": r["model"]["revision"], "origin": r["model"]["origin"],
+             "context_tokens": r["context_tokens"], "kv_dtype": r["kv_dtype"],
+             "state_bytes": r["state"]["bytes_per_sequence"],
+             "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(m, r["context_tokens"],
+                                                                        r, f.offline)}
+    fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", hardware=h["preset"], gpus=n)
+              for h in f.hardware for n in h["counts"]]
+    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {n} node(s)", system=s["preset"],
+                      nodes=n) for s in f.systems for n in s["node_counts"]]
+    return cell | {"fleets": fleets}
+
+
+def run(f: Frontier) -> dict:
+    """The audit report (JSON-ready)."""
+    from .checks import coverage, monotonicity
+
+    cells = [_cell(f, m, ctx) for m in f.models for ctx in m["contexts"]]
+    dtype = [_dtype_check(f, m) for m in f.models]
+    problems = monotonicity(cells) + [p for p in dtype if p]
+    cov = coverage(cells)
+    oracle_fail = [c for c in cells if c.get("oracle", {}).get("agrees") is False]
+    ok = (cov["coverage"] >= f.min_coverage and cov["family_coverage"] >= f.min_family_coverage
+          and not problems and not oracle_fail)
+    return {"audit_version": 1, "name": f.name, "offline": f.offline,
+            "thresholds": {"min_coverage": f.min_coverage,
+                           "min_family_coverage": f.min_family_coverage},
+            "coverage": cov, "cells": cells, "problems": problems,
+            "oracle": {"checked": sum(1 for c in cells if c.get("oracle", {}).get("agrees")
+                                      is not None), "disagreements": len(oracle_fail)},
+            "passed": ok}
+
+
+def _dtype_check(f: Frontier, m: dict) -> str | None:
+    """A 1-byte cache never needs more state than the model's own dtype."""
+    ctx = m["contexts"][0]
+    try:
+        wide = _plan(m, ctx, f.offline)
+        narrow = plan(PlanRequest(model=m["model"], context=ctx, kv_dtype="fp8",
+                                  weight_gib=m.get("weight_gib"), offline=f.offline))
+    except KvfitError:
+        return None
+    if narrow["state"]["bytes_per_sequence"] > wide["state"]["bytes_per_sequence"]:
+        return (f"{m['model']} at {ctx}: fp8 state {narrow['state']['bytes_per_sequence']} B "
+                f"exceeds {wide['kv_dtype']} state {wide['state']['bytes_per_sequence']} B")
+    return None
