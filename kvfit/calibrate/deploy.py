@@ -70,17 +70,10 @@ _CHECK_KEYS = ("check_engine", "engine_python", "engine_probe", "engine_timeout"
 
 def _request(values: dict):
     """The PlanRequest, without --check-engine options: calibrate runs its own preflight."""
-    from ..plan.request import PlanRequest
+    from ..plan.request import PlanRequest, normalize_tp
 
     values = {k: v for k, v in values.items() if k not in _CHECK_KEYS}
-    tp = values.get("tp")
-    if tp == "auto":
-        values.pop("tp")
-    elif isinstance(tp, str):
-        if not tp.isdigit():
-            raise UsageError(f"preset tp {tp!r} must be auto or a whole number.")
-        values["tp"] = int(tp)
-    return PlanRequest(**values)
+    return PlanRequest(**normalize_tp(values, "preset tp"))
 
 
 def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:

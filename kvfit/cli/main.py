@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import KvfitError, UsageError
+from ..errors import KvfitError
 
 SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit")
 
@@ -44,7 +44,7 @@ def _list_systems(as_json: bool) -> int:
 def _request(ns: dict):
     """(PlanRequest, engine options) from the parsed flags and an optional preset."""
     from ..engines import pop_engine_args
-    from ..plan.request import PlanRequest
+    from ..plan.request import PlanRequest, normalize_tp
     from .preset import load_preset
 
     engine = pop_engine_args(ns)
@@ -57,14 +57,7 @@ def _request(ns: dict):
         values |= load_preset(Path(preset))
         values["input_config"] = preset
     values |= ns
-    tp = values.get("tp")
-    if tp == "auto":
-        values.pop("tp")
-    elif isinstance(tp, str):
-        if not tp.isdigit():
-            raise UsageError(f"--tp {tp!r} must be auto or a whole number.")
-        values["tp"] = int(tp)
-    return PlanRequest(**values), engine
+    return PlanRequest(**normalize_tp(values)), engine
 
 
 def run_plan(argv: list[str]) -> int:

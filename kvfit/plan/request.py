@@ -50,3 +50,17 @@ class PlanRequest:
     @classmethod
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls) if f.name not in ("explicit",)]
+
+
+def normalize_tp(values: dict, flag: str = "--tp") -> dict:
+    """Turn a tp of 'auto' (drop it) or a digit string into the request's int, in place."""
+    from ..errors import UsageError
+
+    tp = values.get("tp")
+    if tp == "auto":
+        values.pop("tp")
+    elif isinstance(tp, str):
+        if not tp.isdigit():
+            raise UsageError(f"{flag} {tp!r} must be auto or a whole number.")
+        values["tp"] = int(tp)
+    return values
