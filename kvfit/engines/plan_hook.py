@@ -62,6 +62,23 @@ def annotate(report: dict, meta, opts: dict, mtp: bool = False, kv_dtype: str = 
                                                  flags)
 
 
+def _pool_line(e: dict) -> list[str]:
+    """Blocks, per-request demand and why concurrency differs from tokens / max_model_len."""
+    keys = ("num_gpu_blocks", "block_size", "blocks_per_request", "attention_token_capacity",
+            "capacity_over_len", "max_concurrency")
+    vals = {k: (e.get(k) or {}).get("value") if isinstance(e.get(k), dict) else None
+            for k in keys}
+    if any(vals[k] is None for k in keys):
+        return []
+    reserve = [f"  {g['components']}: {g['blocks']} blocks per request = {g['rule']}"
+               for g in e.get("request_blocks_by_group") or () if g.get("family") == "sliding"]
+    return reserve + [f"  pool: {vals['num_gpu_blocks']:,} blocks x {vals['block_size']} tokens = "
+            f"{vals['attention_token_capacity']:,} tokens per attention layer "
+            f"({vals['capacity_over_len']:.2f} x max_model_len); one request pins "
+            f"{vals['blocks_per_request']} blocks across its groups -> concurrency "
+            f"{vals['max_concurrency']:.2f}x"]
+
+
 def render_text(report: dict) -> str:
     """Text lines for the engine sections and the command (empty when there are none)."""
     out = []
@@ -80,6 +97,7 @@ def render_text(report: dict) -> str:
         if e.get("hybrid"):
             out.append(f"  {e['hybrid']['log_line']}; recurrent page padded by "
                        f"{e['hybrid']['recurrent_padding_percent']['value']}%")
+        out += _pool_line(e)
         mem = e.get("memory") or {}
         for key in ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "cudagraph_bytes"):
             if key in mem and mem[key]["value"] is not None:
