@@ -131,7 +131,105 @@ def test_wrong_input_token_count_fails_closed(tmp_path):
     tok = pts[4]["tokens"]
     assert tok["reported_total"] == tok["requested_total"] + 1 and not tok["matches"]
     assert any("total_input_tokens" in r for r in pts[4]["reasons"])
+    # the server counted exactly the request, but that never excuses an over-count
+    assert tok["server_counter"]["matches"] and tok["qualified_by"] is None
+    assert "vouches only for a benchmark shortfall" in tok["problem"]
     assert doc["result"]["measured_capacity_ceiling"] == 2
+
+
+UNDER = BENCH + ["--under-report"]      # full prompts sent, one token per request fewer reported
+SHORTFALL = ("the benchmark's random dataset reserves room for special tokens; the server "
+             "counted the full prompts")
+
+
+@pytest.mark.parametrize("flavor, counter", [("vllm", "vllm:prompt_tokens_total"),
+                                             ("sglang", "sglang:prompt_tokens_total")])
+def test_bos_shortfall_qualifies_via_the_server_prompt_counter(tmp_path, flavor, counter):
+    with FakeServer(capacity=4, flavor=flavor) as srv:
+        code, doc, err = calibrate(write_preset(tmp_path, attach(
+            srv, engine=flavor, benchmark_command=UNDER, concurrency=[1, 4])))
+    assert code == 0, err
+    assert doc["engine"]["metrics"]["prompt_tokens"][0] == counter
+    for c, p in by_point(doc).items():
+        tok = p["tokens"]
+        assert p["qualified"] and tok["matches"] and not tok["benchmark_matches"]
+        assert tok["qualified_by"] == "server prompt-token counter"
+        assert tok["reported_total"] == tok["requested_total"] - c
+        assert tok["server_counter"]["metric"] == counter
+        assert tok["server_counter"]["delta"] == tok["requested_total"] == c * 131071
+        assert tok["server_counter"]["after"] - tok["server_counter"]["before"] == c * 131071
+        assert tok["benchmark_shortfall"] == {"total": c, "per_request": 1, "reason": SHORTFALL}
+        assert tok["problem"] is None and p["reasons"] == []
+
+
+def test_bos_shortfall_is_explained_in_the_text_report(tmp_path):
+    with FakeServer(capacity=4) as srv:
+        code, out, err = run_cli("calibrate", write_preset(tmp_path, attach(
+            srv, benchmark_command=UNDER, concurrency=[2])))
+    assert code == 0, err
+    assert "input tokens proven by the server's vllm:prompt_tokens_total (+262,142)" in out
+    assert SHORTFALL in out
+
+
+def test_shortfall_without_a_prompt_counter_fails_closed(tmp_path):
+    with FakeServer(capacity=4, prompt_counter=False) as srv:
+        code, doc, _ = calibrate(write_preset(tmp_path, attach(
+            srv, benchmark_command=UNDER, concurrency=[1, 2], stop_on_failure=False)))
+    assert code == 4
+    for p in doc["points"]:
+        tok = p["tokens"]
+        assert not p["qualified"] and not tok["matches"] and tok["qualified_by"] is None
+        assert tok["server_counter"]["metric"] is None and tok["benchmark_shortfall"] is None
+        reason = next(r for r in p["reasons"] if "total_input_tokens" in r)
+        assert f"{tok['reported_total']:,}" in reason and f"{tok['requested_total']:,}" in reason
+        assert "exported no prompt-token counter" in reason and "fails closed" in reason
+    assert doc["result"]["measured_capacity_ceiling"] is None
+
+
+def test_prompt_counter_mismatch_fails_closed(tmp_path):
+    # the server counts one token per request fewer than it was sent: no proof of full prompts
+    with FakeServer(capacity=4, count_skew=-1) as srv:
+        code, doc, _ = calibrate(write_preset(tmp_path, attach(
+            srv, benchmark_command=UNDER, concurrency=[2])))
+    assert code == 4
+    p = doc["points"][0]
+    tok = p["tokens"]
+    assert not p["qualified"] and tok["qualified_by"] is None
+    assert tok["server_counter"]["delta"] == 2 * 131070 and not tok["server_counter"]["matches"]
+    reason = next(r for r in p["reasons"] if "total_input_tokens" in r)
+    assert "total_input_tokens 262,140 is not the requested 262,142" in reason
+    assert "vllm:prompt_tokens_total rose by 262,140 over the point, not 262,142" in reason
+
+
+def test_exact_benchmark_count_qualifies_without_a_prompt_counter(tmp_path):
+    with FakeServer(capacity=4, prompt_counter=False) as srv:
+        code, doc, err = calibrate(write_preset(tmp_path, attach(srv, concurrency=[1, 2])))
+    assert code == 0, err
+    for p in doc["points"]:
+        tok = p["tokens"]
+        assert p["qualified"] and tok["benchmark_matches"] and tok["matches"]
+        assert tok["qualified_by"] == "benchmark total_input_tokens"
+        assert tok["server_counter"]["metric"] is None and not tok["server_counter"]["matches"]
+        assert tok["benchmark_shortfall"] is None
+
+
+@pytest.mark.parametrize("reported, delta, qualifies, needle", [
+    (10 * 995, 10 * 1000, False, "vouches only for a benchmark shortfall"),   # 5 per request
+    (10 * 1000 - 3, 10 * 1000, False, "vouches only"),                       # not whole tokens
+    (None, 10 * 1000, False, "reports no total_input_tokens"),
+    (10 * 999, 11 * 1000, False, "one more full prompt than requested"),
+    (10 * 999, None, False, "was not read both before and after"),
+    (10 * 998, 10 * 1000, True, None),                                       # BOS + EOS
+])
+def test_token_evidence_rules(reported, delta, qualifies, needle):
+    from kvfit.calibrate.qualify import _tokens
+    counter = {"names": ["vllm:prompt_tokens_total"], "metric": "vllm:prompt_tokens_total",
+               "before": 0 if delta is not None else None, "after": delta, "delta": delta,
+               "error": None}
+    tok = _tokens({"total_input_tokens": reported}, 10, 1000, counter)
+    assert tok["matches"] is qualifies
+    if needle:
+        assert needle in tok["problem"]
 
 
 def test_missing_result_fails_closed(tmp_path):
@@ -399,6 +497,12 @@ def test_metrics_names_and_series_combination():
     from kvfit.engines.spec import rules_for
     wanted = metrics.names("vllm", rules_for("vllm", "0.19.0"))
     assert wanted["kv_usage"][:2] == ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]
+    assert wanted["prompt_tokens"] == ["vllm:prompt_tokens_total", "vllm:prompt_tokens"]
+    two = ('vllm:prompt_tokens_total{engine="0",model_name="m"} 100.0\n'
+           'vllm:prompt_tokens_created{engine="0",model_name="m"} 1.7e+09\n'
+           'vllm:prompt_tokens_total{engine="1",model_name="m"} 50.0\n')
+    assert metrics.read_counter(metrics.parse(two), wanted["prompt_tokens"]) == (
+        150.0, "vllm:prompt_tokens_total")                     # DP engines are summed
     text = ('vllm:num_requests_running{engine="0",model_name="m"} 3.0\n'
             'vllm:num_requests_running{engine="1",model_name="m"} 2.0\n'
             'vllm:num_requests_waiting{engine="0",model_name="m"} 0.0\n'

@@ -5,14 +5,20 @@ FakeServer: a threaded stdlib HTTP server on 127.0.0.1 (ephemeral port) serving 
 that follow the requests in flight, and POST /v1/completions. At most `capacity` requests
 run at once; the rest wait (a queue, reported by the waiting gauge). With `oom_above`, a
 request arriving while more than that many are in flight gets HTTP 500 with CUDA OOM text.
+A prompt-tokens counter (vllm:prompt_tokens_total / sglang:prompt_tokens_total) rises by the
+prompt length of every request served, plus `count_skew` per request (to fake a mismatch);
+`prompt_counter=False` leaves it out of /metrics.
 
 Run as a script:
   python test_calibrate_fakes.py server --host H --port P [--capacity N] [--oom-above N] ...
   python test_calibrate_fakes.py bench --base-url U --concurrency C --num-prompts N
-      --input-tokens I --output-tokens O --result-file F [--skew-at C] [--print-key]
+      --input-tokens I --output-tokens O --result-file F [--skew-at C] [--under-report]
+      [--print-key]
 The bench writes a result JSON in the vLLM `bench serve` format (total_input_tokens,
 completed, failed, p99_*_ms, errors). Its latencies are deterministic (e2e = 50 ms x
-concurrency, TTFT = 40 ms x concurrency) so SLO tests do not depend on timing.
+concurrency, TTFT = 40 ms x concurrency) so SLO tests do not depend on timing. With
+--under-report it sends full prompts but reports one input token per request fewer (as
+`vllm bench serve`'s random dataset does for a tokenizer that adds a BOS).
 """
 
 from __future__ import annotations
@@ -34,28 +40,35 @@ class State:
     """What the fake server knows: capacity, flavour, requests seen, requests in flight."""
 
     def __init__(self, flavor="vllm", capacity=4, hold=0.4, oom_above=None, api_key=None,
-                 model="fake-model", max_model_len=131072, log_oom=False):
+                 model="fake-model", max_model_len=131072, log_oom=False, prompt_counter=True,
+                 count_skew=0):
         self.flavor, self.capacity, self.hold, self.oom_above = flavor, capacity, hold, oom_above
         self.api_key, self.model, self.max_model_len = api_key, model, max_model_len
         self.log_oom = log_oom
+        self.prompt_counter, self.count_skew, self.prompt_tokens = prompt_counter, count_skew, 0
         self.hits: list[str] = []
         self.inflight = self.running = 0
         self.cond = threading.Condition()
 
     def metrics(self) -> str:
         with self.cond:
-            run, wait = self.running, self.inflight - self.running
+            run, wait, seen = self.running, self.inflight - self.running, self.prompt_tokens
         use = run / self.capacity
         if self.flavor == "sglang":
             lab = 'model_name="fake-model",tp_rank="0",pp_rank="0"'
+            count = (f"# TYPE sglang:prompt_tokens_total counter\n"
+                     f"sglang:prompt_tokens_total{{{lab}}} {seen}.0\n") if self.prompt_counter else ""
             return (f"# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{{{lab}}} {run}\n"
-                    f"sglang:num_queue_reqs{{{lab}}} {wait}\nsglang:token_usage{{{lab}}} {use}\n")
+                    f"sglang:num_queue_reqs{{{lab}}} {wait}\nsglang:token_usage{{{lab}}} {use}\n"
+                    + count)
         lab = 'engine="0",model_name="fake-model"'
         kv = "vllm:gpu_cache_usage_perc" if self.flavor == "vllm-legacy" else "vllm:kv_cache_usage_perc"
+        count = (f"# TYPE vllm:prompt_tokens counter\nvllm:prompt_tokens_total{{{lab}}} {seen}.0\n"
+                 f"vllm:prompt_tokens_created{{{lab}}} 1.7e+09\n") if self.prompt_counter else ""
         return (f"# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n"
                 f"vllm:num_requests_running{{{lab}}} {run}.0\n"
                 f"vllm:num_requests_waiting{{{lab}}} {wait}.0\n{kv}{{{lab}}} {use}\n"
-                f'vllm:cache_config_info{{block_size="16",cache_dtype="auto",{lab}}} 1.0\n')
+                f'vllm:cache_config_info{{block_size="16",cache_dtype="auto",{lab}}} 1.0\n' + count)
 
 
 def _handler(state: State):
@@ -117,6 +130,7 @@ def _handler(state: State):
                 state.running += 1
             time.sleep(state.hold)
             with state.cond:
+                state.prompt_tokens += body.get("prompt_tokens", 0) + state.count_skew
                 state.running -= 1
                 state.cond.notify_all()
             self._send(200, {"usage": {"prompt_tokens": body.get("prompt_tokens", 0),
@@ -173,7 +187,7 @@ def bench(args) -> int:
     c = args.concurrency
     result = {"backend": "fake", "num_prompts": args.num_prompts, "max_concurrency": c,
               "completed": done, "failed": args.num_prompts - done,
-              "total_input_tokens": done * args.input_tokens + skew,
+              "total_input_tokens": done * (args.input_tokens - args.under_report) + skew,
               "total_output_tokens": done * args.output_tokens,
               "p99_ttft_ms": 40.0 * c, "p99_tpot_ms": 5.0, "p99_e2el_ms": 50.0 * c,
               "errors": [e for e in errors if e]}
@@ -208,6 +222,7 @@ def main(argv=None) -> int:
     for name in ("--concurrency", "--num-prompts", "--input-tokens", "--output-tokens"):
         b.add_argument(name, type=int, required=True)
     b.add_argument("--skew-at", type=int)
+    b.add_argument("--under-report", action="store_const", const=1, default=0)
     b.add_argument("--print-key", action="store_true")
     b.add_argument("--no-result", action="store_true")
     args = p.parse_args(argv)

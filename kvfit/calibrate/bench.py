@@ -3,7 +3,8 @@
 The result JSON is read from {result_file} (vLLM: one object; SGLang: JSON lines, the last
 one counts). OOM evidence is looked for in the server log written during the point (launch
 mode), in the benchmark's own output, and in the result's per-request errors (an HTTP 5xx
-body with out-of-memory text). A queue is never evidence of an OOM.
+body with out-of-memory text). A queue is never evidence of an OOM. The server's prompt-tokens
+counter is read just before the benchmark starts and after it ends (prompt_counter()).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from pathlib import Path
 
 from . import procs
 from .commands import default_bench, fill
-from .metrics import Sampler
+from .metrics import COUNTER, Sampler, counter
 
 OOM = re.compile(r"out of memory|OutOfMemoryError|\bOOM\b|CUBLAS_STATUS_ALLOC_FAILED",
                  re.IGNORECASE)
 SEED = 0
+SETTLE_READS = 8        # re-reads of the prompt-tokens counter while it is still short
 
 
 @dataclass
@@ -83,6 +85,29 @@ def oom_evidence(server_text: str, bench_text: str, result: dict | None) -> list
     return found[:10]
 
 
+def prompt_counter(s: Session, before: dict, want: int) -> dict:
+    """The prompt-tokens counter after the point, against `before`: {metric, before, after,
+    delta, error}. While the rise is still short of `want` the counter is re-read a few times
+    (an engine may record its stats just after it answers); a full or larger rise is final."""
+    url, names = s.values["base_url"] + "/metrics", s.metric_names.get(COUNTER, [])
+    after = counter(url, names, s.key)
+    pause = min(max(s.cal.metrics_interval, 0.25), 1.0)
+    for _ in range(SETTLE_READS):
+        if before["value"] is None or after["value"] is None or \
+                after["value"] - before["value"] >= want:
+            break
+        time.sleep(pause)
+        after = counter(url, names, s.key)
+    delta = None
+    if before["value"] is not None and after["value"] is not None and \
+            before["metric"] == after["metric"]:
+        delta = after["value"] - before["value"]
+        delta = int(delta) if float(delta).is_integer() else delta
+    return {"metric": after["metric"] or before["metric"], "names": list(names),
+            "before": before["value"], "after": after["value"], "delta": delta,
+            "error": after["error"] or before["error"]}
+
+
 def run_point(s: Session, concurrency: int, shown) -> dict:
     """Run one point; the raw facts qualify.judge() turns into a verdict.
 
@@ -95,6 +120,7 @@ def run_point(s: Session, concurrency: int, shown) -> dict:
     limit = s.cal.request_timeout * s.cal.requests_per_concurrency
     sampler = Sampler(s.values["base_url"] + "/metrics", s.metric_names, s.cal.metrics_interval,
                       s.key, limit + 60.0)
+    before = counter(s.values["base_url"] + "/metrics", s.metric_names.get(COUNTER, []), s.key)
     sampler.start()
     began = time.monotonic()
     try:
@@ -103,10 +129,12 @@ def run_point(s: Session, concurrency: int, shown) -> dict:
     finally:
         sampler.stop()
     duration = round(time.monotonic() - began, 3)
+    prompts = prompt_counter(s, before, values["num_prompts"] * s.values["input_tokens"])
     result, problem = read_result(Path(values["result_file"]))
     server_text = procs.read_from(s.server_log, start_log) if s.server_log else ""
     return {"offered_concurrency": concurrency, "num_prompts": values["num_prompts"],
             "command": argv, "exit_status": status, "timed_out": timed_out,
             "duration_s": duration, "result": result, "result_problem": problem,
             "output_tail": procs.tail(log, lines=12), "metrics": sampler.summary(),
-            "oom": oom_evidence(server_text, procs.read_from(log, 0), result)}
+            "oom": oom_evidence(server_text, procs.read_from(log, 0), result),
+            "prompt_counter": prompts}

@@ -6,6 +6,10 @@ legacy vllm:gpu_cache_usage_perc is accepted too). SGLang: sglang:num_running_re
 sglang:num_queue_reqs, sglang:token_usage. Names come from the engine spec's `metrics` for
 the version (engines.md §5). Series that differ only by tp/pp/ep rank are one scheduler
 (their maximum counts); separate DP engines are summed (KV use: their maximum).
+
+The prompt-tokens counter (vllm:prompt_tokens_total, sglang:prompt_tokens_total) is read
+once before and once after each point (counter()); its rise is the server's own count of the
+prompt tokens it received, the second piece of token evidence qualify.py can use.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ _LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 _RANKS = ("tp_rank", "pp_rank", "moe_ep_rank")
 KINDS = ("running", "waiting", "kv_usage")
+COUNTER = "prompt_tokens"
 
 
 def names(engine: str, rules) -> dict:
@@ -31,6 +36,11 @@ def names(engine: str, rules) -> dict:
         for n in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", *legacy):
             if n not in out["kv_usage"]:
                 out["kv_usage"].append(n)
+    out[COUNTER] = []
+    if m.get(COUNTER):
+        # a counter is exposed with the _total suffix; its declared name is accepted too
+        name = m[COUNTER]
+        out[COUNTER] = [name, name.removesuffix("_total")] if name.endswith("_total") else [name]
     return out
 
 
@@ -70,6 +80,27 @@ def read(parsed: dict, wanted: dict) -> dict:
                 out[kind], out[f"{kind}_metric"] = _combine(parsed[name], kind), name
                 break
     return out
+
+
+def read_counter(parsed: dict, wanted: list) -> tuple[float | None, str | None]:
+    """(value, name read) of the first counter name present (combined like the running
+    gauge: TP/PP/EP ranks once, DP engines summed), else (None, None)."""
+    for name in wanted or ():
+        if parsed.get(name):
+            return _combine(parsed[name], COUNTER), name
+    return None, None
+
+
+def counter(url: str, wanted: list, key: str | None, timeout: float = 10.0) -> dict:
+    """One GET /metrics for the prompt-tokens counter: {value, metric, error}."""
+    if not wanted:
+        return {"value": None, "metric": None, "error": None}
+    status, body = get(url, timeout, key)
+    if status != 200:
+        return {"value": None, "metric": None,
+                "error": (f"HTTP {status}" if status else str(body))[:300]}
+    value, name = read_counter(parse(body), wanted)
+    return {"value": value, "metric": name, "error": None}
 
 
 def cache_dtype(parsed: dict) -> str | None:

@@ -1,15 +1,22 @@
 """Verdicts: each point's separate facts, and the sweep's ceilings.
 
-A point qualifies only when the benchmark exited cleanly, reported an aggregate input-token
-count equal to the requested workload (num_prompts x input tokens), completed every request,
-left no OOM evidence, and /metrics gave a running-requests reading. Queueing (waiting > 0)
-is recorded as a fact and never counts as an OOM or a failure. SLO qualification is a
+A point qualifies only when the benchmark exited cleanly, its input tokens are proven equal to
+the requested workload (num_prompts x input tokens), it completed every request, left no OOM
+evidence, and /metrics gave a running-requests reading. Input tokens are proven by the
+benchmark's aggregate total_input_tokens being exactly the request, or, when the benchmark
+reports whole special tokens per request fewer (vLLM's random dataset, BOS tokenizers), by
+the server's own prompt-tokens counter rising by exactly the request over the point; the
+report names which evidence qualified it. Missing or mismatched evidence fails closed.
+Queueing (waiting > 0) is recorded as a fact and never counts as an OOM or a failure. SLO qualification is a
 separate verdict that feeds the SLO-qualified ceiling only.
 """
 
 from __future__ import annotations
 
 PROVENANCE = "host measurement"
+MAX_SPECIAL_TOKENS = 4      # a benchmark shortfall per request the server counter can vouch for
+SHORTFALL_REASON = ("the benchmark's random dataset reserves room for special tokens; the "
+                    "server counted the full prompts")
 # result key for each SLO threshold, per engine benchmark (p99 is the statistic judged)
 LATENCY = {"ttft_ms": ("p99_ttft_ms",), "tpot_ms": ("p99_tpot_ms",),
            "e2e_ms": ("p99_e2el_ms", "p99_e2e_latency_ms")}
@@ -19,21 +26,65 @@ def _num(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _tokens(result: dict | None, prompts: int, per_request: int) -> dict:
-    want = prompts * per_request
-    got = _num((result or {}).get("total_input_tokens"))
-    if got is None:
-        why = "the benchmark result reports no total_input_tokens"
-    elif got != want:
-        why = f"total_input_tokens {got:,} is not the requested {want:,}"
-        short = (want - got) / prompts if prompts else 0
-        if short in (1, 2):
-            why += (f" ({short:g} per request fewer: vLLM's random dataset leaves room for the "
-                    "tokenizer's special tokens, e.g. BOS, and does not count them)")
+def _server_count(counter: dict | None, want: int, per_request: int) -> dict:
+    """The server's prompt-tokens counter over the point, against the requested total."""
+    c = counter or {}
+    name, delta = c.get("metric"), c.get("delta")
+    if not c.get("names"):
+        why = "kvfit knows no prompt-token counter for this engine version"
+    elif c.get("error"):
+        why = f"the prompt-token counter could not be read ({c['error']})"
+    elif name is None:
+        why = f"the server exported no prompt-token counter ({' or '.join(c['names'])})"
+    elif delta is None:
+        why = f"{name} was not read both before and after the point"
+    elif delta != want:
+        why = f"the server's {name} rose by {delta:,} over the point, not {want:,}"
+        if per_request and delta == want + per_request:
+            why += (" (one more full prompt than requested: the benchmark's initial test or "
+                    "warmup request, or other traffic on the server)")
     else:
         why = None
+    return {"metric": name, "before": c.get("before"), "after": c.get("after"),
+            "delta": delta, "matches": why is None, "problem": why}
+
+
+def _tokens(result: dict | None, prompts: int, per_request: int,
+            counter: dict | None = None) -> dict:
+    """Input-token evidence. The benchmark's total_input_tokens must equal the request; the
+    only exception is a shortfall of whole special tokens per request (1 to
+    MAX_SPECIAL_TOKENS) when the server's own prompt-tokens counter rose by exactly the
+    requested total. Anything else, a missing count or counter included, fails closed."""
+    want = prompts * per_request
+    got = _num((result or {}).get("total_input_tokens"))
+    server = _server_count(counter, want, per_request)
+    short = None if got is None or not prompts else want - got
+    per = short / prompts if short is not None else None
+    special = per is not None and float(per).is_integer() and 1 <= per <= MAX_SPECIAL_TOKENS
+    shortfall, by = None, None
+    if got is None:
+        why = "the benchmark result reports no total_input_tokens"
+    elif got == want:
+        why, by = None, "benchmark total_input_tokens"
+    else:
+        why = f"total_input_tokens {got:,} is not the requested {want:,}"
+        if special:
+            why += (f" ({per:g} per request fewer: vLLM's random dataset leaves room for the "
+                    "tokenizer's special tokens, e.g. BOS, and does not count them)")
+        if special and server["matches"]:
+            why, by = None, "server prompt-token counter"
+            shortfall = {"total": short, "per_request": int(per), "reason": SHORTFALL_REASON}
+    if why is not None:
+        if server["matches"]:
+            why += (f"; the server's {server['metric']} rose by exactly {want:,}, but it "
+                    "vouches only for a benchmark shortfall of 1 to "
+                    f"{MAX_SPECIAL_TOKENS} whole special tokens per request")
+        else:
+            why += "; " + server["problem"]
     return {"requested_total": want, "per_request": per_request, "reported_total": got,
-            "key": "total_input_tokens", "matches": why is None, "problem": why}
+            "key": "total_input_tokens", "matches": why is None, "problem": why,
+            "benchmark_matches": got == want, "qualified_by": by,
+            "benchmark_shortfall": shortfall, "server_counter": server}
 
 
 def _latency(result: dict | None) -> dict:
@@ -91,7 +142,7 @@ def _reasons(raw: dict, tokens: dict, counts: dict, resident) -> list[str]:
 def judge(raw: dict, per_request: int, slo: dict) -> dict:
     """The recorded point: separate facts, reasons, and whether it qualifies."""
     m, result = raw["metrics"], raw["result"]
-    tokens = _tokens(result, raw["num_prompts"], per_request)
+    tokens = _tokens(result, raw["num_prompts"], per_request, raw.get("prompt_counter"))
     counts = _counts(result, raw["num_prompts"])
     resident = None if m["max_running"] is None else int(m["max_running"])
     waiting = m["max_waiting"]

@@ -81,6 +81,11 @@ def _points(doc: dict) -> list[str]:
                    f"{_n(t['reported_total']):<13}  {'yes' if p['oom']['detected'] else 'no':>3}"
                    f"  {slo:<4}  {'qualified' if p['qualified'] else 'FAILED'}")
         out += [f"           - {r}" for r in p["reasons"]]
+        if t.get("qualified_by") == "server prompt-token counter":
+            sc, sf = t["server_counter"], t["benchmark_shortfall"]
+            out.append(f"           - input tokens proven by the server's {sc['metric']} "
+                       f"(+{sc['delta']:,}); the benchmark reported {sf['per_request']} per "
+                       f"request fewer: {sf['reason']}")
         out += [f"           - OOM evidence ({e['source']}): {e['line']}"
                 for e in p["oom"]["evidence"][:3]]
     return out
