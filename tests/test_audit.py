@@ -120,3 +120,10 @@ def test_bad_audit_files(tmp_path, body, needle):
     with pytest.raises(UsageError, match=None) as info:
         load_frontier(_frontier(tmp_path, body))
     assert needle in info.value.message
+
+
+def test_audit_json_matches_its_schema():
+    import jsonschema
+
+    schema = json.loads((ROOT / "schemas" / "audit.schema.json").read_text())
+    jsonschema.validate(run(load_frontier(EXAMPLE)), schema)
