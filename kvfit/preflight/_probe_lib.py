@@ -51,6 +51,22 @@ def reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+def resolve_implementation(p, engine: str, resolve) -> tuple | None:
+    """Run `resolve()` -> (class, architecture) and record the implementation check.
+
+    Returns (class, architecture, "module.Class") or None when the engine refused."""
+    try:
+        cls, arch = resolve()
+    except Exception as exc:
+        p.check("implementation", "fail", f"{engine} could not resolve the model class: "
+                f"{reason(exc)}")
+        return None
+    impl = f"{cls.__module__}.{cls.__qualname__}"
+    p.facts["implementation"] = impl
+    p.check("implementation", "pass", f"{arch} -> {impl} (class resolved; nothing allocated).")
+    return cls, arch, impl
+
+
 def read_config(config_dir: str) -> tuple[dict, dict | None]:
     """(config.json, hf_quant_config.json or None) of the directory kvfit passed."""
     with open(os.path.join(config_dir, "config.json"), encoding="utf-8") as f:

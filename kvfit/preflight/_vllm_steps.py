@@ -29,15 +29,11 @@ def _model_config(p, lib):
 
 def _implementation(p, lib, mc) -> None:
     from vllm.model_executor.models import ModelRegistry
-    try:
-        cls, arch = ModelRegistry.resolve_model_cls(mc.architectures, mc)
-    except Exception as exc:
-        p.check("implementation", "fail", f"vLLM could not resolve the model class: "
-                f"{lib.reason(exc)}")
+    found = lib.resolve_implementation(
+        p, "vLLM", lambda: ModelRegistry.resolve_model_cls(mc.architectures, mc))
+    if found is None:
         return
-    impl = f"{cls.__module__}.{cls.__qualname__}"
-    p.facts["implementation"] = impl
-    p.check("implementation", "pass", f"{arch} -> {impl} (class resolved; nothing allocated).")
+    cls, arch, impl = found
     arch_check = next((c for c in p.checks if c["name"] == "architecture"), None)
     if arch_check and arch_check["status"] != "pass":
         how = "its generic Transformers backend" if "Transformers" in cls.__name__ else arch

@@ -143,16 +143,10 @@ def parse(p) -> None:
         return
     p.check("engine config", "pass", f"SGLang's ModelConfig parsed it (context_length "
             f"{getattr(mc, 'context_len', p.args.context):,}).")
-    try:
-        cls, arch = ModelRegistry.resolve_model_cls(mc.hf_config.architectures)
-    except Exception as exc:
-        p.check("implementation", "fail", f"SGLang could not resolve the model class: "
-                f"{lib.reason(exc)}")
-        return
-    impl = f"{cls.__module__}.{cls.__qualname__}"
-    p.facts["implementation"] = impl
-    p.check("implementation", "pass", f"{arch} -> {impl} (class resolved; nothing allocated).")
-    p.check("architecture", "pass", f"SGLang serves it through {impl}.")
+    found = lib.resolve_implementation(
+        p, "SGLang", lambda: ModelRegistry.resolve_model_cls(mc.hf_config.architectures))
+    if found is not None:
+        p.check("architecture", "pass", f"SGLang serves it through {found[2]}.")
 
 
 def smoke(p) -> None:
