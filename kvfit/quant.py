@@ -78,10 +78,15 @@ class QuantSummary:
     runtime_floor_gib: float | None = None
     runtime_floor_basis: str | None = None
     warnings: tuple[str, ...] = ()
+    # For weight estimates only (not in to_json): (format, target modules) per quantized
+    # group, and the exclusion list's entries, exactly as declared.
+    module_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    excluded_names: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict with a fixed key order; unordered lists come sorted."""
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__
+               if name not in ("module_groups", "excluded_names")}
         out["block_size"] = list(self.block_size) if self.block_size else None
         return out | {k: sorted(out[k]) for k in ("formats", "sources", "warnings")}
 
@@ -291,7 +296,8 @@ def _weights(decl: _Decl) -> dict[str, Any]:
             "group_size": group, "block_size": block, "scope": _scope(decl),
             "mixed": len(formats) > 1 or bool(decl.excluded),
             "excluded_modules": len(decl.excluded), "method": decl.method,
-            "declared": decl.declared}
+            "declared": decl.declared, "module_groups": tuple(decl.groups),
+            "excluded_names": tuple(decl.excluded)}
 
 
 def _kv_value(value: Any, where: str) -> str | None:

@@ -42,15 +42,26 @@ def _counted(meta: Metadata) -> Weights:
     return Weights(None, "unknown", "no weight files, no safetensors index, no --weight-gib")
 
 
+def config_estimate(meta: Metadata, res, model_bytes) -> tuple[object | None, str]:
+    """(WeightEstimate or None, basis or why not): weights from the spec's config shapes."""
+    from .quant import summarize
+    from .weights_estimate import estimate_weights
+
+    return estimate_weights(res, summarize(meta), model_bytes)
+
+
 def count_weights(meta: Metadata, weight_gib: float | None, floor_gib: float | None = None,
-                  floor_basis: str | None = None) -> Weights:
-    """Weight bytes: --weight-gib, else the served files (or the index), raised to a
-    published runtime floor when the checkpoint has one (e.g. gpt-oss MXFP4)."""
+                  floor_basis: str | None = None, estimate=None) -> Weights:
+    """Weight bytes: --weight-gib, else the served files (or the index), else `estimate` (a
+    labelled WeightEstimate from config shapes), raised to a published runtime floor when the
+    checkpoint has one (e.g. gpt-oss MXFP4)."""
     if weight_gib is not None:
         if not 0 < weight_gib < 1e6:
             raise UsageError(f"--weight-gib {weight_gib} must be a positive size in GiB.")
         return Weights(round(weight_gib * GIB), "user", f"--weight-gib {weight_gib:g}")
     counted = _counted(meta)
+    if counted.bytes is None and estimate is not None:
+        counted = Weights(estimate.total_bytes, "config estimate", estimate.detail)
     floor = None if floor_gib is None else round(floor_gib * GIB)
     if floor is not None and (counted.bytes is None or counted.bytes < floor):
         was = ("unknown" if counted.bytes is None

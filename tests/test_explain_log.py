@@ -84,11 +84,15 @@ def test_every_fixture_log_is_explained(slug):
     assert all(abs(r["diff_pct"]) <= 5 for r in checks), checks
 
 
-# Logs kvfit predicts end to end (the weights come from the log itself; the GPU is known).
-# The other fixture logs miss an input (no weights line and no pinned safetensors index, or an
-# unknown GPU) or are KNOWN_MISSES; bench/engine_accuracy.py keeps them in its table with the
-# reason.
+# Logs kvfit predicts end to end within 5% (the weights come from the log itself, else from
+# the spec's config-shape estimate; the GPU is known). The other fixture logs miss an input
+# (no weights line and no estimate for the spec/checkpoint, or an unknown GPU), are
+# KNOWN_MISSES, or are predicted but off (E2E_MISSES); bench/engine_accuracy.py keeps them all
+# in its table with the reason.
 END_TO_END = {
+    # weights from the config estimate (no weights line in these excerpts):
+    "vllm-0.21.0-qwen3-8b-rtxa5000",
+    "sglang-vunknown-qwen3-235b-a22b-fp8-h100-tp4",
     "sglang-vunknown-qwen3-14b-rtxa6000",
     "vllm-0.19.0-llama-3.1-8b-instruct-dtf32-h100-tp1",
     "vllm-0.19.0-gemma-2-9b-it-h100-tp1",
@@ -106,6 +110,8 @@ END_TO_END = {
     "vllm-0.19.0-qwen2.5-7b-instruct-fp8-dynamic-h100-tp1",
     "vllm-0.19.0-qwen2.5-7b-instruct-w8a8-h100-tp1",
 }
+# Predicted end to end but more than 5% off; each YAML's `end_to_end_miss` says what is known.
+E2E_MISSES = {"vllm-vunknown-qwen3-235b-a22b-fp8-h100-tp4"}
 _MEMORY = ("available KV memory", "KV pool bytes (K+V, per GPU)", "SWA pool bytes (K+V, per GPU)")
 _TOKENS = ("GPU KV cache size", "max_total_num_tokens")
 
@@ -119,7 +125,11 @@ def test_end_to_end_predictions_within_5_percent():
                 and r["printed"] is not None]
         if rows and all(r["predicted"] is not None for r in rows):
             errors[slug] = {r["number"]: r["diff_pct"] for r in rows}
-    assert set(errors) == END_TO_END | KNOWN_MISSES
+    assert set(errors) == END_TO_END | KNOWN_MISSES | E2E_MISSES
+    assert all(CASES[s].meta.get("end_to_end_miss") for s in E2E_MISSES)
+    assert all(any(abs(d) > 5 for d in errors[s].values()) for s in E2E_MISSES), errors
+    # the issue-6 bar: both numbers within 5% on at least three quarters of ALL fixture logs
+    assert len(END_TO_END) / len(CASES) >= 0.75, (len(END_TO_END), len(CASES))
     assert all(len(e) == 2 and all(abs(d) <= 5 for d in e.values())
                for s, e in errors.items() if s in END_TO_END), errors
     # the known misses are predicted but still off (tokens ~2x for the fp32 cache)

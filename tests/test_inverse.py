@@ -4,6 +4,7 @@ tried with independent arithmetic (no kvfit code) and the answers must match.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,12 +90,20 @@ def test_min_gpus_matches_brute_force(users, ceiling):
         assert report["recommended"]["max_sequences"] >= users
 
 
-def test_inverse_text_and_bad_input():
+def test_inverse_text_and_bad_input(tmp_path):
     code, text, _ = run_cli(QWEN, "--hardware", "h100-80", "--gpus", "8", "--weight-gib", "61",
                             "--concurrent-users", "40", "--max-context")
     assert code == 0 and text.splitlines()[2].startswith("MAX CONTEXT:")
     for args, needle in ((["--max-context"], "needs --hardware"),
                          (["--system", "dgx-h100", "--min-gpus"], "--min-gpus needs --hardware"),
                          (["--hardware", "h100-80", "--min-gpus"], "weight bytes")):
-        code, _, err = run_cli(QWEN, *args)
+        code, _, err = run_cli(QWEN if needle != "weight bytes" else _no_weights(tmp_path), *args)
         assert code == 2 and needle in err, err
+
+
+def _no_weights(folder: Path) -> Path:
+    """Qwen3-32B's config without vocab_size: no weight files, and no config estimate."""
+    cfg = json.loads((QWEN / "config.json").read_text())
+    del cfg["vocab_size"]
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder

@@ -118,9 +118,32 @@ def test_bad_search_flags(args, needle):
     assert code == 2 and needle in err and "Traceback" not in err
 
 
-def test_search_needs_weights():
-    code, _, err = run_cli(QWEN, "--context", "32k", "--systems", "dgx-h100")
+def _no_weights(tmp_path):
+    """Qwen3-32B's config without vocab_size: no weight files, and no config estimate."""
+    import json
+    cfg = json.loads((QWEN / "config.json").read_text())
+    del cfg["vocab_size"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    return tmp_path
+
+
+def test_search_needs_weights(tmp_path):
+    code, _, err = run_cli(_no_weights(tmp_path), "--context", "32k", "--systems", "dgx-h100")
     assert code == 2 and "weight bytes" in err
+
+
+def test_search_runs_on_a_config_weight_estimate():
+    # Qwen3-32B's config alone: the qwen3 spec's parameter shapes give the weights.
+    # Embedding + untied lm_head: 2 x 151,936 x 5,120 = 1,555,824,640; per layer: q/o
+    # 2 x 8,192 x 5,120 + k/v 2 x 1,024 x 5,120 = 94,371,840, MLP 3 x 25,600 x 5,120 =
+    # 393,216,000, norms 2 x 5,120 + 2 x 128 = 10,496 -> 487,598,336 x 64 layers =
+    # 31,206,293,504; + final norm 5,120 = 32,762,123,264 parameters x 2 B (bf16).
+    code, out, err = run_cli(QWEN, "--context", "32k", "--systems", "dgx-h100", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["weights"]["source"] == "config estimate"
+    assert report["weights"]["bytes"] == 32_762_123_264 * 2
+    assert any("ESTIMATE" in w for w in report["warnings"])
 
 
 def test_search_preset_keys(tmp_path):

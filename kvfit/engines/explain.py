@@ -71,7 +71,8 @@ def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _weights(facts: LogFacts, weight_gib, meta, tp: int) -> tuple[int | None, str, bool]:
+def _weights(facts: LogFacts, weight_gib, meta, tp: int, model_bytes
+             ) -> tuple[int | None, str, bool]:
     if weight_gib is not None:
         return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
     if "weights_gib" in facts.printed:
@@ -81,8 +82,14 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int) -> tuple[int | None, st
 
     w = count_weights(meta, None)
     if w.bytes is None:
+        from ..state.resolve import resolve_architecture
+        from ..weights import config_estimate
+
+        est, why = config_estimate(meta, resolve_architecture(meta.config), model_bytes)
+        if est is not None:
+            return est.rank_bytes(tp), f"config estimate: {why}, per TP rank", True
         return None, "unknown: the log excerpt prints no loaded weights and the checkpoint " \
-            "has no weight files or index (pass --weight-gib)", False
+            f"has no weight files or index (pass --weight-gib); no config estimate: {why}", False
     return -(-w.bytes // tp), f"checkpoint: {w.detail}, / TP", True
 
 
@@ -134,7 +141,8 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides) ->
         visible = total + int(rules_for(facts.engine, None).est("torch_total_offset_mib") * MIB)
     else:
         visible = 0
-    w, w_basis, packed = _weights(facts, weight_gib, meta, tp)
+    w, w_basis, packed = _weights(facts, weight_gib, meta, tp,
+                                  getattr(state.model_bytes, "bytes", state.model_bytes))
     p = facts.printed
     free = None
     if "avail_after_load_gib" in p and "weights_gib" in p:

@@ -94,12 +94,22 @@ def _context(req, fields, warnings) -> tuple[int, int | None, str]:
     return ctx, declared, f"user: --context {req.context}"
 
 
-def _weights(req, meta, arch, values, quant, warnings):
+def _weights(req, meta, res, quant, model_bytes, warnings):
     """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for."""
+    arch, values = res.arch, res.values
     if req.parallelism not in PARALLELISMS:
         raise UsageError(f"--parallelism {req.parallelism!r}: choose {', '.join(PARALLELISMS)}.")
-    weights = count_weights(meta, req.weight_gib, (quant or {}).get("runtime_floor_gib"),
-                            (quant or {}).get("runtime_floor_basis"))
+    floor = ((quant or {}).get("runtime_floor_gib"), (quant or {}).get("runtime_floor_basis"))
+    weights, why_not = count_weights(meta, req.weight_gib, *floor), None
+    if weights.source == "unknown" and req.parallelism == "tp" and arch.parameters is not None:
+        from ..weights import config_estimate
+        estimate, why_not = config_estimate(meta, res, model_bytes)
+        weights = count_weights(meta, req.weight_gib, *floor, estimate)
+    if weights.source == "config estimate":
+        warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
+                        "weight files or index were available): "
+                        f"{weights.bytes / 2**30:.2f} GiB. Give the checkpoint, or "
+                        "--weight-gib, for its real bytes.")
     own = None
     if req.parallelism != "tp":
         from .ownership import establish
@@ -111,8 +121,9 @@ def _weights(req, meta, arch, values, quant, warnings):
             warnings.append("--weight-gib sets the plain TP layouts' weights only; attention-DP "
                             "layouts count the checkpoint's own tensor bytes.")
     if weights.bytes is None:
+        why = f" A config estimate is unavailable: {why_not}." if why_not else ""
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "
-                        "state only. Pass --weight-gib to plan the fit.")
+                        f"state only. Pass --weight-gib to plan the fit.{why}")
     return weights, own
 
 
@@ -140,7 +151,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}
     comps = evaluate_components(arch, fields, sets, ctx, names, req.cache_layout)
-    weights, own = _weights(req, meta, arch, values, quant, warnings)
+    weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = [(e.text, e.evaluate(values)) for e in arch.tp_divides]
     caches = (("KV", kv.name),) + ((("index", index.name),)
                                    if any(c.kind == "index" for c in comps) else ())

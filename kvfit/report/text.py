@@ -51,6 +51,8 @@ def _verdict(r: dict) -> list[str]:
     else:
         word = {True: "FITS", False: "DOES NOT FIT", None: "UNKNOWN"}[lay["fits"]]
         line = f"{word}: {lay['label']}: {lay['reason']}."
+        if r["weights"]["source"] == "config estimate":
+            line += " (Weights ESTIMATED from config shapes.)"
     return [head, line] + _inverse(r)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..errors import Problem
 from ..expr import Expr, ExprError, compile_expr
 from .loader import Doc
+from .parameters import Parameters, compile_parameters
 
 INJECTED = frozenset({"kv_bytes", "index_bytes", "model_bytes", "mtp"})
 TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compressed", "draft"})
@@ -93,6 +94,7 @@ class Architecture:
     ignores: dict[str, str]
     sources: tuple[str, ...]
     experts: Experts | None = None
+    parameters: Parameters | None = None
 
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
@@ -119,16 +121,16 @@ class _Compiler:
                 col_offset=exc.col, width=exc.width))
             return None
 
-    def field(self, name, raw) -> Field:
+    def field(self, name, raw, base: tuple = ("fields",)) -> Field:
         default = raw.get("default")
         if isinstance(default, str):
-            default = self.expr(("fields", name, "default"))
+            default = self.expr((*base, name, "default"))
         if "from" not in raw and "default" not in raw:
-            self.problems.append(self.doc.problem("KV120", ("fields", name), f"field '{name}' "
+            self.problems.append(self.doc.problem("KV120", (*base, name), f"field '{name}' "
                                  "has neither `from` nor `default`", "add `from: [config_key]`"))
         null_value = raw.get("null_value")
         if isinstance(null_value, str):
-            null_value = self.expr(("fields", name, "null_value"))
+            null_value = self.expr((*base, name, "null_value"))
         return Field(name, tuple(raw.get("from", ())), raw.get("type", "int"), default,
                      raw.get("default_source"), bool(raw.get("optional")), raw.get("min"),
                      null_value, tuple(raw.get("enum", ())))
@@ -223,6 +225,7 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
     divides = tuple(c.expr(("tensor_parallel", "divides", i))
                     for i, _ in enumerate(d.get("tensor_parallel", {}).get("divides", ())))
     experts = _experts(c, d.get("experts"))
+    params = compile_parameters(c, d.get("parameters"), set(layers))
     if "max_context" not in fields:
         c.problems.append(doc.problem("KV125", ("fields",), "every architecture needs a "
                           "`max_context` field (the declared maximum context)",
@@ -234,4 +237,4 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
         d["id"], doc.file, d["summary"], tuple(m["model_type"]), tuple(m.get("architectures", ())),
         tuple(m.get("text_model_type", ())), m.get("config_root"), fields, requires, count,
         layers, tuple(d["partition"]), tuple(comps), divides, dict(d.get("ignores", {})),
-        tuple(d["sources"]), experts), []
+        tuple(d["sources"]), experts, params), []

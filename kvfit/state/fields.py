@@ -101,10 +101,14 @@ def _from_default(f: Field, values: dict, root: dict, prefix: str) -> Resolved:
     return Resolved(f.name, f.default, f"class default{why}")
 
 
-def resolve_fields(arch: Architecture, root: dict, prefix: str = "") -> dict[str, Resolved]:
-    """Resolve every field; expression defaults are computed after the fields they use."""
+def resolve_fields(arch: Architecture, root: dict, prefix: str = "", fields: dict | None = None,
+                   known: dict[str, Resolved] | None = None) -> dict[str, Resolved]:
+    """Resolve every field (of the spec, or the given `fields` with `known` ones available to
+    their defaults); expression defaults are computed after the fields they use."""
     out: dict[str, Resolved] = {}
-    pending = dict(arch.fields)
+    fields = arch.fields if fields is None else fields
+    known = known or {}
+    pending = dict(fields)
     for name, f in list(pending.items()):
         r = _from_config(f, root, prefix)
         if r is not None:
@@ -118,8 +122,8 @@ def resolve_fields(arch: Architecture, root: dict, prefix: str = "") -> dict[str
                 keys = ", ".join(prefix + k for k in f.keys)
                 raise ConfigError(f"the config lacks {keys}, which spec '{arch.id}' needs for "
                                   f"'{name}'.", fields=tuple(prefix + k for k in f.keys))
-            if all(d in out for d in deps if d in arch.fields):
-                values = {k: r.value for k, r in out.items()}
+            if all(d in out for d in deps if d in fields):
+                values = {k: r.value for k, r in (known | out).items()}
                 out[name] = (_from_default(f, values, root, prefix)
                              if f.default is not None or f.null_value is not None
                              else Resolved(name, None, "absent"))

@@ -1,0 +1,215 @@
+"""A weight estimate from config shapes, for checkpoints whose bytes kvfit cannot read.
+
+The architecture spec's `parameters:` block lists the checkpoint's tensors as expressions over
+config fields; the checkpoint's own quantization declaration (targets and exclusion lists,
+matched against each module path) decides which linear weights are stored quantized, and
+specs/quant/weight_storage.yaml gives their stored bytes. Everything else is kept at the
+model dtype. The result is an estimate with its basis, never checkpoint bytes: any input
+kvfit lacks (a field, a format it has no storage rule for) makes it unavailable, with why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from fractions import Fraction
+
+from .errors import KvfitError
+from .expr import Expr, ExprError
+from .quant import QuantSummary
+from .specs.parameters import Tensor
+from .state.fields import resolve_fields
+from .state.resolve import Resolution
+from .weight_storage import formats, source
+
+_DIGIT_EXPERT = re.compile(r"experts\.(\d|\[)")
+
+
+class _Unavailable(Exception):
+    """Why there is no estimate (one sentence)."""
+
+
+@dataclass(frozen=True)
+class TensorBytes:
+    """One spec tensor row: instances counted, elements per instance, stored bytes in all."""
+
+    module: str
+    instances: int
+    elements: int
+    bytes: int
+    stored_as: str
+    split: str
+    heads: int | None = None
+
+    def on_rank(self, tp: int) -> int:
+        if self.split == "none":
+            return self.bytes
+        if self.split == "heads":
+            h = self.heads or 1
+            share = Fraction(self.bytes * (h // tp if tp <= h else 1), h)
+        else:
+            share = Fraction(self.bytes, tp)
+        return -(-share.numerator // share.denominator)
+
+
+@dataclass(frozen=True)
+class WeightEstimate:
+    """Weight bytes estimated from config shapes, per tensor row, with the basis."""
+
+    rows: tuple[TensorBytes, ...]
+    detail: str
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(r.bytes for r in self.rows)
+
+    def rank_bytes(self, tp: int) -> int:
+        """Bytes one rank loads at tensor-parallel size `tp` (no expert parallelism)."""
+        return sum(r.on_rank(tp) for r in self.rows)
+
+
+class _Matcher:
+    """Quantization targets and exclusions of one declaration, matched against module paths
+    (`re:` entries as regular expressions, globs against the path and its ancestors, plain
+    names against any run of whole path segments)."""
+
+    def __init__(self, entries: tuple[str, ...]):
+        self.plain = {e for e in entries if not e.startswith("re:") and not set(e) & set("*?[")}
+        self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
+        self.regexes = []
+        for e in entries:
+            if e.startswith("re:"):
+                try:
+                    self.regexes.append(re.compile(e[3:]))
+                except re.error:
+                    raise _Unavailable(f"the quantization declaration's pattern {e!r} is not "
+                                       "a valid regular expression") from None
+        self.all_linear = "Linear" in self.plain
+        self.by_expert = any(_DIGIT_EXPERT.search(e) for e in entries)
+
+    def __call__(self, path: str) -> bool:
+        if self.all_linear:
+            return True
+        parts = path.split(".")
+        if self.plain and any(".".join(parts[a:b]) in self.plain
+                              for a in range(len(parts)) for b in range(a + 1, len(parts) + 1)):
+            return True
+        if any(fnmatchcase(".".join(parts[:k]), g) for g in self.globs
+               for k in range(1, len(parts) + 1)):
+            return True
+        return any(r.match(path) for r in self.regexes)
+
+
+def _num(expr: Expr, names: dict, what: str) -> int:
+    try:
+        value = expr.evaluate(names)
+    except ExprError as exc:
+        raise _Unavailable(f"{what} '{expr.text}' cannot be computed: {exc.message}") from None
+    if isinstance(value, bool) or value != int(value) or value < 0:
+        raise _Unavailable(f"{what} '{expr.text}' gave {value}, not a whole count")
+    return int(value)
+
+
+class _Estimator:
+    def __init__(self, res: Resolution, quant: QuantSummary | None, model_bytes, names: dict):
+        self.res, self.names, self.model_bytes = res, names, model_bytes
+        groups = quant.module_groups if quant else ()
+        self.groups = [(fmt, _Matcher(t)) for fmt, t in groups]
+        self.excluded = _Matcher(quant.excluded_names if quant else ())
+        self.quant, self.storage = quant, formats()
+        self.used: set[str] = set()
+
+    def fmt(self, path: str) -> str | None:
+        """The stored format of a linear weight at `path` (None: the model dtype)."""
+        if not self.groups or self.excluded(path):
+            return None
+        return next((f for f, match in self.groups if match(path)), None)
+
+    def linear_bytes(self, fmt: str | None, rows: int, cols: int) -> int:
+        if fmt is None:
+            return int(rows * cols * self.model_bytes)
+        if fmt not in self.storage:
+            raise _Unavailable(f"kvfit has no storage rule for {fmt} weights "
+                               f"({source()})")
+        expr, needs, _ = self.storage[fmt]
+        q = self.quant
+        group = q.group_size if q.group_size and q.group_size > 0 else None
+        block = q.block_size or (None, None)
+        missing = [n for n, v in (("group", group), ("block", q.block_size),
+                                  ("bits", q.weight_bits)) if n in needs and v is None]
+        if missing:
+            raise _Unavailable(f"the {fmt} declaration gives no single {missing[0]} size")
+        self.used.add(fmt)
+        vals = {"rows": rows, "cols": cols, "group": group or cols, "bits": q.weight_bits or 0,
+                "block_rows": block[0] or 1, "block_cols": block[-1] or 1}
+        return _num(expr, vals, f"{source()} {fmt} bytes")
+
+    def row(self, t: Tensor) -> TensorBytes | None:
+        names = self.names
+        if t.when is not None and not t.when.evaluate(names):
+            return None
+        if t.layers == "*":
+            layers = list(range(self.res.n_layers))
+        elif t.layers is not None:
+            layers = self.res.sets.get(t.layers, [])
+        elif t.extra_layers is not None:
+            n = _num(t.extra_layers, names, f"{t.module} extra_layers")
+            layers = list(range(self.res.n_layers, self.res.n_layers + n))
+        else:
+            layers = [None]
+        experts = _num(t.experts, names, f"{t.module} experts") if t.experts else None
+        heads = _num(t.heads, names, f"{t.module} heads") if t.heads is not None else None
+        if t.shape is None:
+            count = _num(t.count, names, f"{t.module} count")
+            width = (t.element_bytes.evaluate(names) if t.element_bytes is not None
+                     else self.model_bytes)
+            n = len(layers) * (experts or 1)
+            return TensorBytes(t.module, n, count, int(n * count * width), "model dtype"
+                               if t.element_bytes is None else f"{width} B", t.split, heads)
+        rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
+        total, seen = 0, set()
+        for i in layers:
+            path = t.module if i is None else t.module.replace("{i}", str(i))
+            each = range(experts) if experts and self._by_expert() else [0]
+            for e in each:
+                fmt = self.fmt(path.replace("{e}", str(e)))
+                seen.add(fmt or "model dtype")
+                total += self.linear_bytes(fmt, rows, cols)
+            if experts and not self._by_expert():
+                total += self.linear_bytes(fmt, rows, cols) * (experts - 1)
+        n = len(layers) * (experts or 1)
+        return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
+                           heads)
+
+    def _by_expert(self) -> bool:
+        return self.excluded.by_expert or any(m.by_expert for _, m in self.groups)
+
+
+def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
+                     ) -> tuple[WeightEstimate | None, str]:
+    """(estimate, basis) or (None, why not)."""
+    params = res.arch.parameters
+    if params is None:
+        return None, f"spec '{res.arch.id}' lists no parameter shapes"
+    if quant is not None and quant.weight_algorithm in ("unknown", "mixed-precision") \
+            and not quant.module_groups:
+        return None, f"the checkpoint's {quant.weight_algorithm} quantization has no storage rule"
+    try:
+        extra = resolve_fields(res.arch, res.root, res.prefix, params.fields, res.fields)
+        names = res.values | {k: r.value for k, r in extra.items() if r.value is not None}
+        for check, message in params.requires:
+            if not check.evaluate(names):
+                return None, f"{message} (check: {check.text})"
+        est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes, "mtp": 0})
+        rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)
+    except (_Unavailable, ExprError) as exc:
+        return None, str(exc) if isinstance(exc, _Unavailable) else exc.message
+    except KvfitError as exc:
+        return None, exc.message.rstrip(".")
+    stored = ", ".join(sorted(est.used)) or "none"
+    detail = (f"estimate from config shapes (spec '{res.arch.id}' parameters, "
+              f"{sum(r.instances for r in rows):,} tensors; quantized storage: {stored}"
+              f"{' per ' + source() if est.used else ''}; everything else at "
+              f"{model_bytes} B per element)")
+    return WeightEstimate(rows, detail), detail
