@@ -4,6 +4,10 @@
     uv run python bench/engine_accuracy.py --fit    # refit the non-KV constants, with
                                                     # leave-one-out errors
 
+A second table predicts every log with nothing taken from it but the GPU total and flags:
+the weights come from the checkpoint or the spec's config-shape estimate even where the log
+prints the loaded weights, so the weight estimate itself is checked against the engine.
+
 For each log: the available KV memory (vLLM "Available KV cache memory"; SGLang the printed
 K+V pool), the KV tokens (vLLM "GPU KV cache size"; SGLang max_total_num_tokens) and the
 concurrency, printed vs predicted end to end, plus the tokens rebuilt from the printed memory
@@ -88,10 +92,52 @@ def evaluate() -> list[dict]:
         rule = _row(res, (f"{TOKENS[e]}, from the printed memory", f"{TOKENS[e]}, from the "
                           "printed pool", "SWA pool tokens, from the printed pool"))
         conc = _row(res, "maximum concurrency" if e == "vllm" else "max_running_requests")
+        full = explain(case.text, model_dir=str(case.model_dir), engine_version=case.version,
+                       tp=case.tp, hardware=case.hardware, flags=case.thread_flags,
+                       log_weights=False)
         out.append({"case": case, "result": res, "mem": mem, "tok": tok, "rule": rule,
                     "conc": conc, "fit": case.slug in fit,
-                    "why": _why(res, mem, tok, case.meta.get("known_miss"))})
+                    "why": _why(res, mem, tok, case.meta.get("known_miss")),
+                    "full": {"weights": _row(full, "weights per GPU"),
+                             "mem": _row(full, MEMORY[e]), "tok": _row(full, TOKENS[e]),
+                             "basis": (_row(full, "weights per GPU") or {}).get("rule")}})
     return out
+
+
+def _config_kind(case) -> str:
+    """'exact' when the pinned config is the served checkpoint's own, else 'stand-in'."""
+    return "exact" if case.config_note.startswith("the pinned config of this exact") else \
+        "stand-in"
+
+
+def print_full(records: list[dict]) -> None:
+    """Every log predicted with the weights from the checkpoint or the config estimate."""
+    head = ("log", "config", "weights printed", "weights pred", "err", "avail pred", "err",
+            "tokens pred", "err", "weights basis")
+    rows = [head]
+    for r in records:
+        if "error" in r:
+            continue
+        f = r["full"]
+        w, m, t = _cell(f["weights"], "gib"), _cell(f["mem"], "gib"), _cell(f["tok"])
+        basis = (f["basis"] or "-").split(":")[0]
+        rows.append((r["case"].slug, _config_kind(r["case"]), w[0], w[1], w[2], m[1], m[2],
+                     t[1], t[2], basis))
+    widths = [max(len(x[i]) for x in rows) for i in range(len(head) - 1)]
+    print("\nFully predicted (weights never taken from the log):")
+    for x in rows:
+        print("  ".join(f"{v:<{w}}" for v, w in zip(x[:-1], widths, strict=True)) + "  " + x[-1])
+    good = [r for r in records if "error" not in r]
+    both = [r for r in good if _ok(r["full"]["mem"]) and _ok(r["full"]["tok"])]
+    wts = [r for r in good if r["full"]["weights"] and r["full"]["weights"]["printed"]
+           is not None and r["full"]["weights"]["predicted"] is not None]
+    exact = [r for r in good if _config_kind(r["case"]) == "exact"]
+    print(f"\nfully predicted, memory and tokens both within 5%: {len(both)}/{len(records)} logs"
+          f"; {sum(r in both for r in exact)}/{len(exact)} of the logs whose pinned config is "
+          "the served checkpoint's own (a stand-in config lacks the served quantization)")
+    print(f"predicted weights within 2% of the printed loaded weights: "
+          f"{sum(abs(r['full']['weights']['diff_pct']) <= 2 for r in wts)}/{len(wts)} logs "
+          "that print them")
 
 
 def print_table(records: list[dict]) -> None:
@@ -186,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit:
         fit_report(evaluate())
         return 0
-    print_table(evaluate())
+    records = evaluate()
+    print_table(records)
+    print_full(records)
     return 0
 
 

@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "the log does not print it")
     p.add_argument("--weight-gib", type=float, help="checkpoint weight GiB (whole model) when "
                    "the log prints no loaded weights")
+    p.add_argument("--predict-weights", action="store_true",
+                   help="predict the loaded weights too (checkpoint bytes, else the labelled "
+                   "estimate from config shapes) even when the log prints them, so the whole "
+                   "chain is checked, not only the KV rules")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     engine_args(p, with_engine=False)
     return p
@@ -100,7 +104,8 @@ def run(argv: list[str]) -> int:
     model = ns["model_dir"] or ns["config"]
     result = explain(text, model_dir=model, engine_version=ns["engine_version"], tp=ns["tp"],
                      hardware=ns["hardware"], weight_gib=ns["weight_gib"],
-                     flags=opts["flags"], overrides=opts["overrides"])
+                     flags=opts["flags"], overrides=opts["overrides"],
+                     log_weights=not ns["predict_weights"])
     if ns["json"]:
         result.pop("prediction")
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")

@@ -71,11 +71,11 @@ def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _weights(facts: LogFacts, weight_gib, meta, tp: int, model_bytes
+def _weights(facts: LogFacts, weight_gib, meta, tp: int, model_bytes, log_weights: bool = True
              ) -> tuple[int | None, str, bool]:
     if weight_gib is not None:
         return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
-    if "weights_gib" in facts.printed:
+    if "weights_gib" in facts.printed and log_weights:
         return int(facts.printed["weights_gib"] * GIB), "log: loaded weights (an input, " \
             "not predicted)", False
     from ..weights import count_weights
@@ -95,8 +95,11 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, model_bytes
 
 def explain(text: str, *, model_dir: str | None = None, engine_version: str | None = None,
             tp: int | None = None, hardware: str | None = None, weight_gib: float | None = None,
-            flags: dict | None = None, overrides: dict | None = None) -> dict:
-    """Compare a start-up log with kvfit's prediction. Returns rows and context (JSON-ready)."""
+            flags: dict | None = None, overrides: dict | None = None,
+            log_weights: bool = True) -> dict:
+    """Compare a start-up log with kvfit's prediction. Returns rows and context (JSON-ready).
+    log_weights=False predicts the weights too (checkpoint bytes or the config estimate)
+    even when the log prints the loaded weights."""
     facts = parse(text)
     meta = _metadata(model_dir, facts)
     version, how = resolve_version(facts.engine, engine_version or facts.version)
@@ -116,7 +119,8 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
         state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context,
                              model_dtype=fl.get("dtype"))
     fl.setdefault("max_model_len", context)
-    inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {})
+    inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},
+                  log_weights)
     end_to_end = predict_inputs(facts.engine, version, fl, inp)
     from_printed = _from_printed(facts, version, fl, inp)
     notes = list(state.warnings) + facts.notes
@@ -130,7 +134,8 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
             "prediction": end_to_end}
 
 
-def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides) -> Inputs:
+def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
+            log_weights: bool = True) -> Inputs:
     from ..hardware import find_accelerator
 
     acc = find_accelerator(hardware) if hardware else None
@@ -142,7 +147,8 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides) ->
     else:
         visible = 0
     w, w_basis, packed = _weights(facts, weight_gib, meta, tp,
-                                  getattr(state.model_bytes, "bytes", state.model_bytes))
+                                  getattr(state.model_bytes, "bytes", state.model_bytes),
+                                  log_weights)
     p = facts.printed
     free = None
     if "avail_after_load_gib" in p and "weights_gib" in p:
