@@ -197,7 +197,11 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
         return None, f"the checkpoint's {quant.weight_algorithm} quantization has no storage rule"
     try:
         extra = resolve_fields(res.arch, res.root, res.prefix, params.fields, res.fields)
-        names = res.values | {k: r.value for k, r in extra.items() if r.value is not None}
+        # an absent optional list counts as empty (as an empty list counts as absent in
+        # layer selectors), so `len(...) == 0` checks hold for configs that omit the key
+        names = res.values | {k: ([] if r.value is None and params.fields[k].type == "list"
+                                  else r.value) for k, r in extra.items()
+                              if r.value is not None or params.fields[k].type == "list"}
         for check, message in params.requires:
             if not check.evaluate(names):
                 return None, f"{message} (check: {check.text})"

@@ -138,3 +138,13 @@ def test_bad_parameters_block_is_located(tmp_path):
     assert codes == {"KV124", "KV201"}, problems
     text = " ".join(p.message for p in problems)
     assert "'evry'" in text and "hiden" in text
+
+
+def test_absent_optional_list_counts_as_empty():
+    # Qwen3-30B-A3B without mlp_only_layers: every layer is MoE, as with an empty list.
+    cfg = _config("Qwen--Qwen3-30B-A3B")
+    with_list, _ = _estimate(dict(cfg, mlp_only_layers=[]))
+    cfg.pop("mlp_only_layers", None)
+    without, why = _estimate(cfg)
+    assert without is not None, why
+    assert without.total_bytes == with_list.total_bytes

@@ -48,14 +48,16 @@ def table() -> str:
     from kvfit.specs.registry import builtin_architectures
 
     rows = ["| spec | model_type | state counted | pinned configs | hand-derived cases | "
-            "rejection cases | vLLM 0.33 cross-check |", "|---|---|---|---|---|---|---|"]
+            "rejection cases | vLLM 0.33 cross-check | weights from config |",
+            "|---|---|---|---|---|---|---|---|"]
     parsed = _vllm_parsed()
     for a in sorted(builtin_architectures(), key=lambda a: a.id):
         real, synthetic, derived, refused = _evidence(a.id)
         pinned = f"{real}" + (f" (+{synthetic} synthetic)" if synthetic else "")
         vllm = f"{parsed[a.id]} config(s)" if a.id in parsed else "-"
+        shapes = f"{len(a.parameters.tensors)} tensor rows" if a.parameters else "-"
         rows.append(f"| `{a.id}` | {', '.join(a.model_types)} | {a.summary} | {pinned} | "
-                    f"{derived} | {refused} | {vllm} |")
+                    f"{derived} | {refused} | {vllm} | {shapes} |")
     return "\n".join(rows)
 
 
