@@ -54,3 +54,14 @@ def run_json(*args: str) -> tuple[int, dict]:
     """Run with --json and parse stdout."""
     code, out, err = run_cli(*args, "--json")
     return code, json.loads(out)
+
+
+def config_without_weights(config_dir, folder):
+    """A copy of `config_dir`'s config.json without vocab_size in `folder`: no weight files,
+    and no config-shape weight estimate (the estimate needs the vocabulary)."""
+    from pathlib import Path
+
+    cfg = json.loads((Path(config_dir) / "config.json").read_text())
+    del cfg["vocab_size"]
+    (Path(folder) / "config.json").write_text(json.dumps(cfg))
+    return folder

@@ -4,12 +4,11 @@ tried with independent arithmetic (no kvfit code) and the answers must match.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import config_without_weights, run_cli, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN = ROOT / "tests" / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-32B"
@@ -97,13 +96,7 @@ def test_inverse_text_and_bad_input(tmp_path):
     for args, needle in ((["--max-context"], "needs --hardware"),
                          (["--system", "dgx-h100", "--min-gpus"], "--min-gpus needs --hardware"),
                          (["--hardware", "h100-80", "--min-gpus"], "weight bytes")):
-        code, _, err = run_cli(QWEN if needle != "weight bytes" else _no_weights(tmp_path), *args)
+        model = config_without_weights(QWEN, tmp_path) if needle == "weight bytes" else QWEN
+        code, _, err = run_cli(model, *args)
         assert code == 2 and needle in err, err
 
-
-def _no_weights(folder: Path) -> Path:
-    """Qwen3-32B's config without vocab_size: no weight files, and no config estimate."""
-    cfg = json.loads((QWEN / "config.json").read_text())
-    del cfg["vocab_size"]
-    (folder / "config.json").write_text(json.dumps(cfg))
-    return folder

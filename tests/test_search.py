@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import config_without_weights, run_cli, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 GLM = ROOT / "tests" / "fixtures" / "systems" / "zai-org--GLM-5.3"
@@ -118,17 +118,9 @@ def test_bad_search_flags(args, needle):
     assert code == 2 and needle in err and "Traceback" not in err
 
 
-def _no_weights(tmp_path):
-    """Qwen3-32B's config without vocab_size: no weight files, and no config estimate."""
-    import json
-    cfg = json.loads((QWEN / "config.json").read_text())
-    del cfg["vocab_size"]
-    (tmp_path / "config.json").write_text(json.dumps(cfg))
-    return tmp_path
-
-
 def test_search_needs_weights(tmp_path):
-    code, _, err = run_cli(_no_weights(tmp_path), "--context", "32k", "--systems", "dgx-h100")
+    code, _, err = run_cli(config_without_weights(QWEN, tmp_path), "--context", "32k",
+                           "--systems", "dgx-h100")
     assert code == 2 and "weight bytes" in err
 
 
