@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from fractions import Fraction
 
 from .errors import KvfitError
 from .expr import Expr, ExprError
 from .quant import QuantSummary
 from .specs.parameters import Tensor
+from .state.evaluate import head_share
 from .state.fields import resolve_fields
 from .state.resolve import Resolution
 from .weight_storage import formats, source
@@ -46,11 +46,8 @@ class TensorBytes:
         if self.split == "none":
             return self.bytes
         if self.split == "heads":
-            h = self.heads or 1
-            share = Fraction(self.bytes * (h // tp if tp <= h else 1), h)
-        else:
-            share = Fraction(self.bytes, tp)
-        return -(-share.numerator // share.denominator)
+            return head_share(self.bytes, self.heads or 1, tp)
+        return -(-self.bytes // tp)
 
 
 @dataclass(frozen=True)
@@ -119,6 +116,9 @@ class _Estimator:
         self.excluded = _Matcher(quant.excluded_names if quant else ())
         self.quant, self.storage = quant, formats()
         self.used: set[str] = set()
+        # declarations that name single experts are matched expert by expert; otherwise one
+        # representative expert (index 0) stands for all of a layer's experts
+        self.by_expert = self.excluded.by_expert or any(m.by_expert for _, m in self.groups)
 
     def fmt(self, path: str) -> str | None:
         """The stored format of a linear weight at `path` (None: the model dtype)."""
@@ -168,22 +168,18 @@ class _Estimator:
             return TensorBytes(t.module, n, count, int(n * count * width), "model dtype"
                                if t.element_bytes is None else f"{width} B", t.split, heads)
         rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
+        each = range(experts) if experts and self.by_expert else [0]
+        repeat = experts if experts and not self.by_expert else 1
         total, seen = 0, set()
         for i in layers:
             path = t.module if i is None else t.module.replace("{i}", str(i))
-            each = range(experts) if experts and self._by_expert() else [0]
             for e in each:
                 fmt = self.fmt(path.replace("{e}", str(e)))
                 seen.add(fmt or "model dtype")
-                total += self.linear_bytes(fmt, rows, cols)
-            if experts and not self._by_expert():
-                total += self.linear_bytes(fmt, rows, cols) * (experts - 1)
+                total += self.linear_bytes(fmt, rows, cols) * repeat
         n = len(layers) * (experts or 1)
         return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
                            heads)
-
-    def _by_expert(self) -> bool:
-        return self.excluded.by_expert or any(m.by_expert for _, m in self.groups)
 
 
 def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
@@ -207,8 +203,10 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
                 return None, f"{message} (check: {check.text})"
         est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes, "mtp": 0})
         rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)
-    except (_Unavailable, ExprError) as exc:
-        return None, str(exc) if isinstance(exc, _Unavailable) else exc.message
+    except _Unavailable as exc:
+        return None, str(exc)
+    except ExprError as exc:
+        return None, exc.message
     except KvfitError as exc:
         return None, exc.message.rstrip(".")
     stored = ", ".join(sorted(est.used)) or "none"

@@ -71,7 +71,7 @@ def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _weights(facts: LogFacts, weight_gib, meta, tp: int, model_bytes, log_weights: bool = True
+def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True
              ) -> tuple[int | None, str, bool]:
     if weight_gib is not None:
         return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
@@ -82,10 +82,9 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, model_bytes, log_weight
 
     w = count_weights(meta, None)
     if w.bytes is None:
-        from ..state.resolve import resolve_architecture
         from ..weights import config_estimate
 
-        est, why = config_estimate(meta, resolve_architecture(meta.config), model_bytes)
+        est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes)
         if est is not None:
             return est.rank_bytes(tp), f"config estimate: {why}, per TP rank", True
         return None, "unknown: the log excerpt prints no loaded weights and the checkpoint " \
@@ -146,9 +145,7 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
         visible = total + int(rules_for(facts.engine, None).est("torch_total_offset_mib") * MIB)
     else:
         visible = 0
-    w, w_basis, packed = _weights(facts, weight_gib, meta, tp,
-                                  getattr(state.model_bytes, "bytes", state.model_bytes),
-                                  log_weights)
+    w, w_basis, packed = _weights(facts, weight_gib, meta, tp, state, log_weights)
     p = facts.printed
     free = None
     if "avail_after_load_gib" in p and "weights_gib" in p:

@@ -28,6 +28,7 @@ class EngineState:
     max_context: int | None
     model_bytes: object
     warnings: list = field(default_factory=list)
+    resolution: object = None   # the state.resolve.Resolution the components came from
 
 
 def _spelling(rules, text: str) -> dict:
@@ -131,4 +132,4 @@ def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
              "mtp": 1 if mtp else 0}
     comps = evaluate_components(arch, fields, sets, context, names, layout)
     return EngineState(comps, arch.id, kv, layout, quant, _vocab(meta.config, root),
-                       fields["max_context"].value, model, warnings)
+                       fields["max_context"].value, model, warnings, res)

@@ -12,6 +12,17 @@ from .fields import Resolved
 from .kinds import entries
 
 
+def heads_per_rank(heads: int, tp: int) -> int:
+    """Heads one rank holds when `heads` split across TP=`tp` (one, replicated, beyond)."""
+    return heads // tp if tp <= heads else 1
+
+
+def head_share(total: int, heads: int, tp: int) -> int:
+    """Bytes of `total` (spread evenly over `heads`) that one rank holds, rounded up."""
+    share = Fraction(total * heads_per_rank(heads, tp), heads)
+    return -(-share.numerator // share.denominator)
+
+
 @dataclass(frozen=True)
 class ComponentState:
     """One component's state for one sequence at the planned context.
@@ -38,16 +49,13 @@ class ComponentState:
 
     def heads_per_rank(self, tp: int) -> int | None:
         """KV heads one rank keeps at this TP size (None when replicated)."""
-        if self.heads is None:
-            return None
-        return self.heads // tp if tp <= self.heads else 1
+        return None if self.heads is None else heads_per_rank(self.heads, tp)
 
     def per_rank(self, tp: int) -> int:
         """Bytes one rank keeps for one sequence at attention TP size `tp`."""
         if self.heads is None:
             return self.bytes_per_sequence
-        share = Fraction(self.bytes_per_sequence * self.heads_per_rank(tp), self.heads)
-        return int(share) if share.denominator == 1 else -(-share.numerator // share.denominator)
+        return head_share(self.bytes_per_sequence, self.heads, tp)
 
     def tp_problem(self, tp: int) -> str | None:
         """Why TP=`tp` cannot shard this state evenly, or None."""
