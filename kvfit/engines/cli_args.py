@@ -9,44 +9,78 @@ from __future__ import annotations
 import argparse
 
 S = argparse.SUPPRESS
-# (flag, type, help). Types: int, float, str, or "bool" (store_true).
+# (flag, type, engine, help). Types: int, float, str, or "bool" (store_true). engine: the engine
+# whose flag this is ("vllm", "sglang", or "both"); an engine-only flag without --engine
+# selects that engine (kvfit.plan.spellings).
 _FLAGS = [
-    ("--gpu-memory-utilization", float, "vLLM: fraction of GPU memory for the engine "
-     "(default by version: 0.9, 0.92 from 0.33)"),
-    ("--kv-cache-memory-bytes", int, "vLLM: KV cache bytes per GPU; skips utilization sizing"),
-    ("--max-model-len", int, "vLLM/SGLang: tokens per request the engine admits (default: "
-     "--context)"),
-    ("--max-num-seqs", int, "vLLM: running requests cap (default 1024 on large GPUs)"),
-    ("--max-num-batched-tokens", int, "vLLM: tokens per scheduler step (default 8192); sets "
-     "the sliding-window admission reserve"),
-    ("--block-size", int, "vLLM: tokens per KV block (default 16; MLA 64; hybrids align it)"),
-    ("--kv-cache-dtype", str, "the engine's KV dtype spelling (vLLM: auto, bfloat16, fp8, "
-     "fp8_e4m3, nvfp4, fp8_ds_mla, ...; SGLang: auto, bf16, fp8_e4m3, fp8_e5m2, nvfp4)"),
-    ("--dtype", str, "vLLM/SGLang: model dtype as served (auto, bfloat16, float16, float32); "
-     "with --kv-cache-dtype auto the KV cache follows it"),
-    ("--enable-prefix-caching", "bool", "vLLM: prefix caching on (default on)"),
-    ("--no-enable-prefix-caching", "bool", "vLLM: prefix caching off (1 recurrent block per "
-     "group instead of the align-mode count)"),
-    ("--num-speculative-tokens", int, "speculative tokens per step (recurrent state slots)"),
-    ("--decode-context-parallel-size", int, "vLLM: decode context parallel size"),
-    ("--enforce-eager", "bool", "vLLM: no CUDA graphs"),
-    ("--mem-fraction-static", float, "SGLang: static memory fraction of free memory before "
-     "loading (default: the version's heuristic)"),
-    ("--page-size", int, "SGLang: tokens per KV page (default 1)"),
-    ("--attention-backend", str, "SGLang: attention backend (flashmla, trtllm_mha, fa4, ...; "
-     "some force a page size)"),
-    ("--chunked-prefill-size", int, "SGLang: prefill chunk tokens (default by GPU memory)"),
-    ("--attn-dp-size", int, "SGLang: attention data-parallel size (each group owns a pool)"),
-    ("--max-running-requests", int, "SGLang: running requests cap"),
-    ("--max-total-tokens", int, "SGLang: cap on KV pool tokens"),
-    ("--disable-radix-cache", "bool", "SGLang: no radix cache (1 recurrent slot per request)"),
-    ("--swa-full-tokens-ratio", float, "SGLang: SWA pool tokens / full pool tokens (0.8)"),
-    ("--mamba-full-memory-ratio", float, "SGLang: recurrent pool share r; gets r/(1+r) (0.9)"),
-    ("--max-mamba-cache-size", int, "SGLang: recurrent state slots"),
-    ("--activation-peak-gib", float, "override the activation-peak estimate (GiB per GPU)"),
-    ("--cuda-graph-gib", float, "override the CUDA-graph estimate (GiB per GPU)"),
-    ("--non-torch-gib", float, "override the non-torch (communicator) estimate (GiB per GPU)"),
+    ("--kv-cache-memory-bytes", int, "vllm", "vLLM: KV cache bytes per GPU; skips utilization "
+     "sizing"),
+    ("--max-num-seqs", int, "vllm", "vLLM: running requests cap (default 1024 on large GPUs)"),
+    ("--max-num-batched-tokens", int, "vllm", "vLLM: tokens per scheduler step (default 8192); "
+     "sets the sliding-window admission reserve"),
+    ("--block-size", int, "vllm", "vLLM: tokens per KV block (default 16; MLA 64; hybrids "
+     "align it)"),
+    ("--dtype", str, "both", "vLLM/SGLang: model dtype as served (auto, bfloat16, float16, "
+     "float32); with --kv-cache-dtype auto the KV cache follows it"),
+    ("--enable-prefix-caching", "bool", "vllm", "vLLM: prefix caching on (default on)"),
+    ("--no-enable-prefix-caching", "bool", "vllm", "vLLM: prefix caching off (1 recurrent block "
+     "per group instead of the align-mode count)"),
+    ("--num-speculative-tokens", int, "both", "speculative tokens per step (recurrent state "
+     "slots)"),
+    ("--decode-context-parallel-size", int, "vllm", "vLLM: decode context parallel size"),
+    ("--enforce-eager", "bool", "vllm", "vLLM: no CUDA graphs"),
+    ("--mem-fraction-static", float, "sglang", "SGLang: static memory fraction of free memory "
+     "before loading (default: converted from --utilization when given, else the version's "
+     "heuristic)"),
+    ("--page-size", int, "sglang", "SGLang: tokens per KV page (default 1)"),
+    ("--attention-backend", str, "sglang", "SGLang: attention backend (flashmla, trtllm_mha, "
+     "fa4, ...; some force a page size)"),
+    ("--chunked-prefill-size", int, "sglang", "SGLang: prefill chunk tokens (default by GPU "
+     "memory)"),
+    ("--max-running-requests", int, "sglang", "SGLang: running requests cap"),
+    ("--max-total-tokens", int, "sglang", "SGLang: cap on KV pool tokens"),
+    ("--disable-radix-cache", "bool", "sglang", "SGLang: no radix cache (1 recurrent slot per "
+     "request)"),
+    ("--swa-full-tokens-ratio", float, "sglang", "SGLang: SWA pool tokens / full pool tokens "
+     "(0.8)"),
+    ("--mamba-full-memory-ratio", float, "sglang", "SGLang: recurrent pool share r; gets r/(1+r) "
+     "(0.9)"),
+    ("--max-mamba-cache-size", int, "sglang", "SGLang: recurrent state slots"),
+    ("--activation-peak-gib", float, "vllm", "override the activation-peak estimate (GiB per "
+     "GPU)"),
+    ("--cuda-graph-gib", float, "vllm", "override the CUDA-graph estimate (GiB per GPU)"),
+    ("--non-torch-gib", float, "vllm", "override the non-torch (communicator) estimate (GiB per "
+     "GPU)"),
 ]
+# The engines' spellings of kvfit's own knobs (plan parser only): (flag, type, engine, knob,
+# help). Each sets the same request field as kvfit's flag; two spellings with different values
+# exit 2 naming both (kvfit.plan.spellings).
+ALIASES = [
+    ("--gpu-memory-utilization", float, "vllm", "utilization", "vLLM's spelling of "
+     "--utilization (fraction of each GPU's memory for the engine)"),
+    ("--kv-cache-dtype", str, "both", "kv_dtype", "the engines' spelling of --kv-dtype (vLLM: "
+     "auto, bfloat16, fp8, fp8_e4m3, nvfp4, fp8_ds_mla, ...; SGLang: auto, bf16, fp8_e4m3, "
+     "fp8_e5m2, nvfp4)"),
+    ("--max-model-len", int, "both", "context", "vLLM's spelling of --context"),
+    ("--context-length", int, "sglang", "context", "SGLang's spelling of --context"),
+    ("--tensor-parallel-size", int, "vllm", "tp", "vLLM's spelling of --tp (with "
+     "--enable-expert-parallel: the attention TP of each DP rank)"),
+    ("--tp-size", int, "sglang", "tp", "SGLang's spelling of --tp"),
+    ("--data-parallel-size", int, "vllm", "dp", "vLLM: DP replicas (with "
+     "--enable-expert-parallel: DP ranks of one expert-parallel group)"),
+    ("--dp-size", int, "sglang", "dp", "SGLang: DP replicas (with --enable-dp-attention: "
+     "attention-DP groups)"),
+    ("--enable-expert-parallel", "bool", "vllm", "parallelism", "vLLM: expert parallelism "
+     "(= --parallelism vllm-dp-ep)"),
+    ("--enable-dp-attention", "bool", "sglang", "parallelism", "SGLang: attention DP (= "
+     "--parallelism sglang-dpa, with --dp-size groups)"),
+    ("--attn-dp-size", int, "sglang", "attention_dp", "SGLang: attention data-parallel size "
+     "(= --parallelism sglang-dpa with this many attention groups)"),
+    ("--ep-size", int, "sglang", "ep", "SGLang: expert-parallel size (kvfit spreads experts "
+     "over the whole model group, so it must equal --tp)"),
+]
+# Alias flags explain-log keeps as plain engine flags (a log's own settings).
+LOG_FLAGS = ("--gpu-memory-utilization", "--kv-cache-dtype", "--max-model-len", "--attn-dp-size")
 _OVERRIDES = {"activation_peak_gib": "activation", "cuda_graph_gib": "cudagraph",
               "non_torch_gib": "non_torch"}
 
@@ -60,7 +94,9 @@ def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> No
                        "installed, else the newest range kvfit knows)")
         g.add_argument("--print-command", default=S, choices=["vllm", "sglang"],
                        help="print the launch command for the recommended layout")
-    for name, kind, text in _FLAGS:
+    rows = [(n, k, t) for n, k, _, t in _FLAGS]
+    rows += [(n, k, t) for n, k, _, _, t in ALIASES if with_engine or n in LOG_FLAGS]
+    for name, kind, text in rows:
         if kind == "bool":
             g.add_argument(name, action="store_true", default=S, help=text)
         else:
@@ -80,7 +116,7 @@ def pop_engine_args(ns: dict) -> dict:
         engine, version = parse_engine(ns.pop("engine"))
     out = {"engine": engine, "version": version, "print_command": ns.pop("print_command", None),
            "flags": {}, "overrides": {}}
-    for name, _, _ in _FLAGS:
+    for name in [f[0] for f in _FLAGS] + list(LOG_FLAGS):
         dest = name[2:].replace("-", "_")
         if dest not in ns:
             continue

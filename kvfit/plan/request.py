@@ -1,13 +1,29 @@
-"""What the user asked for, after CLI flags and TOML presets are merged."""
+"""What the user asked for, after CLI flags, TOML presets and engine spellings are merged.
+
+One field per knob: `--utilization` and vLLM's `--gpu-memory-utilization` are the same field,
+as are `--kv-dtype` / `--kv-cache-dtype`, `--context` / `--max-model-len` / `--context-length`
+and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.plan.spellings maps them).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+DEFAULT_UTILIZATION = 0.9
+
 
 @dataclass
 class PlanRequest:
-    """One plan's inputs. Sizes in GiB, context as given (int or '32k'), fractions 0-1."""
+    """One plan's inputs. Sizes in GiB, context as given (int or '32k'), fractions 0-1.
+
+    utilization None: not stated; the plan resolves it once (the engine's default with
+    --engine vllm, else kvfit's 0.9) and says where it came from.
+    engine / engine_version / engine_flags / engine_overrides / print_command: the capacity
+    model (kvfit.plan.capacity) and launch command; engine_selected_by says how the engine
+    was chosen when --engine was not given (an engine-only flag, or --print-command).
+    tp: the model-group size (attention-DP + EP: the EP group); dp: replicas (or model
+    groups), attention_dp: attention-DP groups per model group, when the user fixed them.
+    """
 
     model: str | None = None
     revision: str | None = None
@@ -27,7 +43,10 @@ class PlanRequest:
     max_context: bool = False
     min_gpus: bool = False
     tp: int | None = None
-    utilization: float = 0.9
+    dp: int | None = None
+    attention_dp: int | None = None
+    attention_tp: int | None = None
+    utilization: float | None = None
     runtime_reserve_gib: float = 0.0
     concurrent_users: int = 1
     active_sequences_per_user: int = 1
@@ -45,6 +64,13 @@ class PlanRequest:
     engine_tp: int | None = None
     require_engine_pass: bool = False
     input_config: str | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    engine_flags: dict = field(default_factory=dict)
+    engine_overrides: dict = field(default_factory=dict)
+    print_command: str | None = None
+    engine_selected_by: str | None = None
+    suggest: bool = True
     explicit: set = field(default_factory=set)
 
     @classmethod
