@@ -92,32 +92,19 @@ def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:
     return dep.preflight
 
 
-def engine_prediction(report: dict, meta, engine: str, version: str | None) -> dict | None:
-    """The engine rules' own capacity for the recommended layout, or None when kvfit's engine
-    model cannot answer (the reason is then in the report's warnings)."""
-    from ..engines.plan_hook import annotate
-
+def engine_prediction(report: dict, engine: str) -> dict | None:
+    """The engine's capacity for the recommended layout, read from the plan (which the engine
+    answered: kvfit.plan.capacity), or None when the engine model could not answer."""
     rec = report.get("recommended")
-    if not rec or not report.get("hardware"):
+    lay = next((x for x in report.get("layouts", ()) if rec and x["id"] == rec["id"]), None)
+    if lay is None or lay.get("capacity_model") != engine:
         return None
-    try:
-        annotate(report, meta, {"engine": engine, "version": version, "flags": {},
-                                "overrides": {}})
-    except KvfitError as exc:
-        report.setdefault("warnings", []).append(f"engine prediction unavailable: {exc.message}")
-        return None
-    lay = next(x for x in report["layouts"] if x["id"] == rec["id"])
-    e = lay.get("engine") or {}
-    if engine == "vllm" and isinstance(e.get("max_concurrency"), dict):
-        per, basis = e["max_concurrency"]["value"], e["max_concurrency"]["basis"]
-    elif engine == "sglang" and isinstance(e.get("max_total_num_tokens"), dict):
-        per = e["max_total_num_tokens"]["value"] / report["context_tokens"]
-        basis = e["max_total_num_tokens"]["basis"] + " / context"
-    else:
-        return None
-    per = int(per) if per is not None else None
-    return {"per_replica": per, "total": None if per is None else per * rec["dp"],
-            "engine": engine, "version": e.get("version"), "basis": basis}
+    e = lay["engine"]
+    per = lay.get("sequences_per_replica")
+    basis = (e["max_concurrency"]["basis"] if engine == "vllm" else
+             e["max_total_num_tokens"]["basis"] + " / context")
+    return {"per_replica": per, "total": lay["max_sequences"], "engine": engine,
+            "version": e.get("version"), "basis": basis}
 
 
 def plan(values: dict, cal: config.Calibration) -> Deployment:
@@ -126,7 +113,11 @@ def plan(values: dict, cal: config.Calibration) -> Deployment:
     from ..plan.build import plan as run_plan
 
     req = _request(values)
-    report = run_plan(req, None)
+    try:      # the engine answers the plan, so the predicted boundary is the engine's
+        report = run_plan(replace(req, engine=cal.engine, engine_version=cal.version))
+    except KvfitError as exc:
+        report = run_plan(req)
+        report["warnings"].append(f"engine prediction unavailable: {exc.message}")
     rec = report.get("recommended")
     if not rec:
         raise UsageError("the plan has no layout to calibrate (no TP x DP split is valid).")
@@ -142,5 +133,5 @@ def plan(values: dict, cal: config.Calibration) -> Deployment:
                      engine_opts={k: values.get(k) for k in ("engine_probe", "engine_timeout")})
     pinned = replace(req, revision=dep.revision) if dep.revision else req
     dep.meta = load_metadata(pinned)      # pinned to the commit the plan read: from the cache
-    dep.engine_prediction = engine_prediction(report, dep.meta, cal.engine, cal.version)
+    dep.engine_prediction = engine_prediction(report, cal.engine)
     return dep

@@ -42,12 +42,12 @@ def _list_systems(as_json: bool) -> int:
 
 
 def _request(ns: dict):
-    """(PlanRequest, engine options) from the parsed flags and an optional preset."""
-    from ..engines import pop_engine_args
+    """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset."""
     from ..plan.request import PlanRequest, normalize_tp
+    from ..plan.spellings import resolve
     from .preset import load_preset
 
-    engine = pop_engine_args(ns)
+    knobs = resolve(ns)
     values: dict = {}
     preset = ns.pop("config", None)
     model = ns.get("model")
@@ -57,7 +57,18 @@ def _request(ns: dict):
         values |= load_preset(Path(preset))
         values["input_config"] = preset
     values |= ns
-    return PlanRequest(**normalize_tp(values)), engine
+    values |= {k: v for k, v in knobs.items() if v is not None or k not in values}
+    return PlanRequest(**normalize_tp(values))
+
+
+# Exit codes of a plan (documented in the README and `kvfit --help`).
+FITS, NOT_MET, NOT_JUDGED = 0, 1, 5
+
+
+def verdict_code(report: dict) -> int:
+    """0 the target fits; 1 it does not (or nothing fits); 5 the fit could not be judged
+    (weights unknown, or no hardware given: a state-only report)."""
+    return {True: FITS, False: NOT_MET}.get(report["fits"], NOT_JUDGED)
 
 
 def run_plan(argv: list[str]) -> int:
@@ -68,16 +79,16 @@ def run_plan(argv: list[str]) -> int:
         return _list_hardware(ns.get("json", False))
     if ns.pop("list_systems", False):
         return _list_systems(ns.get("json", False))
-    req, engine = _request(ns)
+    req = _request(ns)
     from ..plan.build import plan
-    report = plan(req, engine)
+    report = plan(req)
     if req.json:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report))
     else:
         from ..report.text import render_text
         sys.stdout.write(render_text(report))
-    code = 1 if report["fits"] is False else 0
+    code = verdict_code(report)
     if "engine_check" in report:
         from ..preflight import exit_code
         code, note = exit_code(report["engine_check"], code)

@@ -37,7 +37,9 @@ class Inputs:
     overrides: user GiB overrides {"activation", "cudagraph", "non_torch"};
     graph_counts: (piecewise, full) CUDA graphs captured, when a log states them;
     max_context: the config's declared maximum context (engines refuse a longer one);
-    device: the kvfit hardware id of the GPU, when known (some defaults depend on it).
+    device: the kvfit hardware id of the GPU, when known (some defaults depend on it);
+    utilization: the plan's stated --utilization (fraction of total GPU memory); SGLang
+      converts it to its --mem-fraction-static (None: the engine's own default).
     """
 
     components: list
@@ -56,6 +58,7 @@ class Inputs:
     graph_counts: tuple | None = None
     max_context: int | None = None
     device: str | None = None
+    utilization: float | None = None
 
     @property
     def latent(self) -> bool:

@@ -24,6 +24,8 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
     """--mem-fraction-static: the user's, else the version's default rule."""
     if flags.get("mem_fraction_static") is not None:
         return num(flags["mem_fraction_static"], "user")
+    if inp.utilization is not None:
+        return _from_utilization(rules, inp)
     if rules["mem_fraction_rule"] == "tp_table":
         row = next(r for r in rules["mem_fraction_tp_table"] if inp.tp >= r["min_tp"])
         return num(row["value"], rules.basis("mem_fraction_tp_table") + f" (TP={inp.tp})")
@@ -52,6 +54,21 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
     return num(value, rules.basis("mem_fraction_rule") + f" (reserve {reserved:,.0f} MiB of "
                f"{gpu_mib:,} MiB; chunked prefill {chunk}, decode graphs up to {max_bs})",
                reserved_mib=round(reserved), chunked_prefill_size=chunk)
+
+
+def _from_utilization(rules, inp: Inputs) -> dict:
+    """--utilization u (a fraction of the GPU's total memory, as vLLM's) converted to the
+    static fraction of free memory before loading that gives the same static pool:
+    mem_fraction_static = u x total / free before load (kv_cache_configurator.py:2990-3060:
+    the pool gets free_before x mem_fraction_static minus the weights)."""
+    total, free = budget.torch_total(rules, inp), _free_before(rules, inp)
+    if total["value"] is None or free["value"] is None:
+        return num(None, "GPU memory unknown (pass --hardware or --mem-fraction-static)")
+    value = round(inp.utilization * total["value"] / free["value"], 3)
+    return num(value, f"converted from --utilization {inp.utilization:g}: u x total "
+               f"({total['value'] / 2**30:.2f} GiB) / free before load "
+               f"({free['value'] / 2**30:.2f} GiB) (engine rule sglang/srt/mem_cache/"
+               "kv_cache_configurator.py:2990-3060)", from_utilization=inp.utilization)
 
 
 def _page(rules, flags: dict) -> tuple[int, str]:

@@ -109,15 +109,13 @@ def _vocab(config: dict, root: dict) -> int | None:
     return None
 
 
-def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
-                 mtp: bool = False, model_dtype: str | None = None) -> EngineState:
-    """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype.
+def engine_dtypes(meta: Metadata, res, rules, kv_spelling: str | None, quant: dict,
+                  model_dtype: str | None = None, warnings: list | None = None):
+    """(KV CacheDtype, model CacheDtype, storage layout) as the engine resolves them.
 
-    model_dtype: the engine's --dtype flag (None/auto: as the engine reads the config)."""
-    res = resolve_architecture(meta.config)
-    arch, root, root_name, fields, sets = res.arch, res.root, res.root_name, res.fields, res.sets
-    warnings: list[str] = []
-    quant = summarize(meta).to_json()
+    kv_spelling: the engine's --kv-cache-dtype (None: auto); model_dtype: its --dtype."""
+    arch, root, root_name = res.arch, res.root, res.root_name
+    warnings = [] if warnings is None else warnings
     entry = _spelling(rules, kv_spelling or "auto")
     if entry["kvfit"] == "auto":
         kv = _auto(rules, meta, root, root_name, quant, warnings, model_dtype)
@@ -128,8 +126,27 @@ def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
     model = _served_dtype(rules, meta, root, root_name, model_dtype) or dtypes.CacheDtype(
         "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
     layout = _layout(rules, entry, arch, kv.name, [root, meta.config])
+    return kv, model, layout
+
+
+def vocab_size(meta: Metadata, res) -> int | None:
+    """The model's vocabulary size (text config first), for the engines' activation terms."""
+    return _vocab(meta.config, res.root)
+
+
+def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
+                 mtp: bool = False, model_dtype: str | None = None) -> EngineState:
+    """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype.
+
+    model_dtype: the engine's --dtype flag (None/auto: as the engine reads the config)."""
+    res = resolve_architecture(meta.config)
+    arch, fields, sets = res.arch, res.fields, res.sets
+    warnings: list[str] = []
+    quant = summarize(meta).to_json()
+    kv, model, layout = engine_dtypes(meta, res, rules, kv_spelling, quant, model_dtype,
+                                      warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": kv.bytes, "model_bytes": model.bytes,
              "mtp": 1 if mtp else 0}
     comps = evaluate_components(arch, fields, sets, context, names, layout)
-    return EngineState(comps, arch.id, kv, layout, quant, _vocab(meta.config, root),
+    return EngineState(comps, arch.id, kv, layout, quant, _vocab(meta.config, res.root),
                        fields["max_context"].value, model, warnings, res)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import dtypes
@@ -11,8 +11,9 @@ from ..metadata import Metadata
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
+from .capacity import Capacity
 from .context import parse_context
-from .request import PlanRequest
+from .request import DEFAULT_UTILIZATION, PlanRequest
 from .sections import (
     architecture_section,
     component_section,
@@ -22,6 +23,7 @@ from .sections import (
 )
 
 GIB = 1024**3
+REPORT_VERSION = 2
 PARALLELISMS = ("tp", "sglang-dpa", "vllm-dp-ep")
 
 
@@ -41,11 +43,18 @@ class Model:
     divides: list
     ownership: object = None
     cache_dtypes: tuple = ()
+    capacity: Capacity = field(default_factory=Capacity)
+    declared: int | None = None
+    memo: dict = field(default_factory=dict, repr=False)
 
     def at(self, ctx: int) -> list:
-        """The state components at context `ctx` (tokens)."""
-        return evaluate_components(self.arch, self.fields, self.sets, ctx, self.names,
-                                   self.cache_layout)
+        """The state components at context `ctx` (tokens), counted once per context."""
+        if ctx == self.ctx:
+            return self.comps
+        if ctx not in self.memo:
+            self.memo[ctx] = evaluate_components(self.arch, self.fields, self.sets, ctx,
+                                                 self.names, self.cache_layout)
+        return self.memo[ctx]
 
 
 def load_metadata(req: PlanRequest) -> Metadata:
@@ -65,7 +74,21 @@ def load_metadata(req: PlanRequest) -> Metadata:
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
 
 
-def _dtypes(req, meta, root, root_name, quant, warnings):
+def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
+    """(KV, index, model) dtypes, and the engine's storage layout (None without an engine).
+
+    engine: (rules, res, quant summary, kv spelling, --dtype) when an engine answers: the KV
+    and model dtypes are then the engine's own resolution, so the plan counts one state."""
+    layout = None
+    if engine is not None:
+        from ..engines.state import engine_dtypes
+        rules, res, summary, spelling, dtype_flag = engine
+        kv, model, layout = engine_dtypes(meta, res, rules, spelling, summary, dtype_flag,
+                                          warnings)
+        index = (dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
+                 if req.index_dtype == "auto" else dtypes.explicit(req.index_dtype,
+                                                                   "--index-dtype"))
+        return kv, index, model, layout
     declared = quant.get("kv_cache") if quant else None
     source = quant.get("kv_cache_source") if quant else None
     kv = (dtypes.auto(meta.config, root, root_name, declared, source, warnings)
@@ -74,7 +97,7 @@ def _dtypes(req, meta, root, root_name, quant, warnings):
              if req.index_dtype == "auto" else dtypes.explicit(req.index_dtype, "--index-dtype"))
     model = dtypes.model_dtype(meta.config, root, root_name) or dtypes.CacheDtype(
         "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
-    return kv, index, model
+    return kv, index, model, layout
 
 
 def _context(req, fields, warnings) -> tuple[int, int | None, str]:
@@ -138,6 +161,32 @@ def _headers(req, meta, n_layers, warnings):
     return verify(meta, n_layers, path if path is not None and path.is_dir() else None)
 
 
+def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
+    """(Capacity without its per-model facts, the engine tuple _dtypes takes)."""
+    if not req.engine:
+        return Capacity(), None
+    from ..engines import resolve_version
+    from ..engines.command import engine_spelling
+    from ..engines.spec import rules_for
+    from ..quant import summarize
+
+    version, how = resolve_version(req.engine, req.engine_version)
+    rules = rules_for(req.engine, version)
+    flags = dict(req.engine_flags)
+    if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
+        flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)
+    if req.utilization is not None and req.engine == "vllm":
+        flags["gpu_memory_utilization"] = req.utilization
+    summary = summarize(meta).to_json()
+    cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
+                   req.utilization if req.engine == "sglang" else None, req.engine_selected_by,
+                   summary)
+    if req.engine_selected_by:
+        warnings.append(f"Engine {req.engine} {rules.version} answers this plan: chosen by "
+                        f"{req.engine_selected_by}.")
+    return cap, (rules, res, summary, flags.get("kv_cache_dtype"), flags.get("dtype"))
+
+
 def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     """Read the checkpoint, match its spec and count its state: (Model, report head)."""
     meta = load_metadata(req)
@@ -145,27 +194,34 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
     quant = quant_section(meta, warnings)
-    kv, index, model = _dtypes(req, meta, root, root_name, quant, warnings)
+    cap, engine = engine_setup(req, meta, res, warnings)
+    kv, index, model, layout = _dtypes(req, meta, root, root_name, quant, warnings, engine)
+    layout = req.cache_layout or layout
     ctx, declared, ctx_source = _context(req, fields, warnings)
     rope_warning(root, prefix, warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}
-    comps = evaluate_components(arch, fields, sets, ctx, names, req.cache_layout)
+    comps = evaluate_components(arch, fields, sets, ctx, names, layout)
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = [(e.text, e.evaluate(values)) for e in arch.tp_divides]
     caches = (("KV", kv.name),) + ((("index", index.name),)
                                    if any(c.kind == "index" for c in comps) else ())
-    m = Model(meta, arch, fields, sets, names, req.cache_layout, ctx, comps, weights, divides,
-              own, caches)
+    if cap.engine:
+        from ..engines.state import vocab_size
+        cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared)
+    m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
+              own, caches, cap, declared)
     headers = _headers(req, meta, n_layers, warnings)
     head = {
-        "report_version": 1, "model": model_section(meta), "input_config": req.input_config,
+        "report_version": REPORT_VERSION, "model": model_section(meta),
+        "input_config": req.input_config,
         "architecture": architecture_section(arch, fields, n_layers, sets),
         "context_tokens": ctx, "context_source": ctx_source, "max_context_tokens": declared,
+        "hypothetical": declared is not None and ctx > declared,
         "kv_dtype": kv.name,
         "dtypes": {k: {"name": d.name, "bytes_per_value": str(d.bytes), "provenance": d.provenance,
                        "note": d.note} for k, d in (("kv", kv), ("index", index), ("model", model))},
-        "quantization": quant,
+        "quantization": quant, "capacity_model": cap.section(),
     }
     if headers is not None:
         head["headers"] = headers
@@ -181,19 +237,40 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
+def resolved(req: PlanRequest, meta=None) -> PlanRequest:
+    """The request with its utilization resolved once (user, engine default, or kvfit's)."""
+    if req.utilization is not None:
+        return req
+    if req.engine == "vllm":
+        from ..engines import resolve_version
+        from ..engines.spec import rules_for
+        rules = rules_for("vllm", resolve_version("vllm", req.engine_version)[0])
+        return replace(req, utilization=rules["gpu_memory_utilization"])
+    return replace(req, utilization=DEFAULT_UTILIZATION)
+
+
 def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     """Run a plan and return the JSON-ready report.
 
-    engine: options from kvfit.engines.pop_engine_args; with --engine or --print-command each
-    layout gains an `engine` section (what vLLM/SGLang would allocate) and the report the
-    launch command. With --check-engine the report gains `engine_check` (kvfit.preflight).
+    engine (optional, for library callers): {"engine", "version", "flags", "overrides",
+    "print_command"} merged into the request. With an engine, its prediction is the capacity
+    of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
+    command of the recommended layout. With --check-engine the report gains `engine_check`.
     """
     from ..preflight import engine_check, run_check
     from . import inverse, placements, search
 
+    if engine:
+        req = replace(req, engine=engine.get("engine") or engine.get("print_command"),
+                      engine_version=engine.get("version"),
+                      engine_flags=dict(engine.get("flags") or {}),
+                      engine_overrides=dict(engine.get("overrides") or {}),
+                      print_command=engine.get("print_command"))
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
     m, report = prepare(req, warnings)
+    stated = req.utilization is not None
+    req = resolved(req)
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
         report |= search.run(req, m, warnings)
@@ -203,6 +280,11 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
         report |= inverse.max_context(req, m, warnings)
     else:
         report |= placements.plan_placements(req, m, placements.topology(req), warnings)
+    if report.get("hardware"):
+        report["hardware"]["utilization_basis"] = "user" if stated else (
+            m.capacity.rules.basis("gpu_memory_utilization") if m.capacity.name == "vllm"
+            else "kvfit default" + ("; SGLang sizes its pool by its own --mem-fraction-static "
+                                    "rule" if m.capacity.name == "sglang" else ""))
     per_user = req.active_sequences_per_user
     for lay in report.get("layouts", ()):
         ms = lay.get("max_sequences")
@@ -210,9 +292,13 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     if m.ownership is not None:
         from .dpa import section
         report["expert_parallel"] = section(req.parallelism, m.ownership, m.comps)
-    if engine and (engine.get("engine") or engine.get("print_command")):
-        from ..engines.plan_hook import annotate
-        annotate(report, m.meta, engine, mtp=req.mtp, kv_dtype=req.kv_dtype)
+    if req.print_command:
+        from .launch import launch_command
+        report["engine_command"] = launch_command(req, m, report)
+    report["suggestions"] = []
+    if report["fits"] is False and req.suggest and report.get("hardware"):
+        from .suggest import suggestions
+        report["suggestions"] = suggestions(req, m, report)
     if check is not None:
         report["engine_check"] = run_check(check, req, m.meta, report)
     report["warnings"] = warnings

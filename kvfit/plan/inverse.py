@@ -27,7 +27,7 @@ def _need_weights(m, flag: str) -> None:
 def _fits_by_id(req, m, topo, b, required: int, ctx: int, memo: dict) -> dict[str, dict]:
     """{layout id: layout} at context `ctx` (memoised per context)."""
     if ctx not in memo:
-        layouts = placements.evaluate(req, m, topo, b, m.at(ctx), required)
+        layouts = placements.evaluate(req, m, topo, b, m.at(ctx), required, ctx)
         memo[ctx] = {x["id"]: x for x in layouts}
     return memo[ctx]
 
@@ -68,7 +68,7 @@ def max_context(req, m, warnings: list[str]) -> dict:
     ctx = top or m.ctx
     comps = m.at(ctx)
     report = state_sections(m, comps, ctx) | placements.plan_placements(req, m, topo, warnings,
-                                                                       comps)
+                                                                       ctx)
     if top is not None:
         report["context_source"] = (f"--max-context: the longest context (1..{m.ctx:,}) at "
                                     "which the target still fits")

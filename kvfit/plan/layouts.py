@@ -90,9 +90,23 @@ def tp_candidates(gpus: int, requested: int | None) -> list[int]:
     return [t for t in range(1, gpus + 1) if gpus % t == 0]
 
 
+def headroom(x: dict) -> float:
+    """Per-rank bytes left after weights, reserve and padding, in sequences of state (negative
+    when the weights alone exceed the budget): how near a layout is to holding one more."""
+    p = x.get("per_rank") or {}
+    if p.get("weights_bytes") is None:
+        return 0.0
+    left = p["budget_bytes"] - p["weights_bytes"] - p["reserve_bytes"] - p.get("padding_bytes", 0)
+    state = p["state_bytes_per_sequence"] or 1
+    return left / state
+
+
 def _rank(x: dict) -> tuple:
-    """Sort key, best first: fits, most sequences, fewest domains, smallest group."""
-    return (x["fits"] is not True, -x["max_sequences"], x["domains"], x["group_gpus"])
+    """Sort key, best first: fits, most sequences, weights that fit the budget, the nearest
+    miss (most room left per rank), fewest domains, smallest group."""
+    room = headroom(x)
+    return (x["fits"] is not True, -x["max_sequences"], room < 0,
+            -room if x["fits"] is not True else 0, x["domains"], x["group_gpus"])
 
 
 def _why(best: dict, nxt: dict | None) -> str:
@@ -103,6 +117,13 @@ def _why(best: dict, nxt: dict | None) -> str:
     other = f"next best {nxt['label']}"
     if n != nxt["max_sequences"] or best["fits"] != nxt["fits"]:
         return f"{lab} holds the most sequences ({n}); {other} holds {nxt['max_sequences']}"
+    a, b = headroom(best), headroom(nxt)
+    if best["fits"] is not True and (a < 0) != (b < 0):
+        return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab}'s weights fit its "
+                f"budget and {nxt['label']}'s do not")
+    if best["fits"] is not True and a != b:
+        return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab} is the nearer miss "
+                f"(room for {a:.2f} of one sequence's state per rank, vs {b:.2f})")
     if best["domains"] != nxt["domains"]:
         return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab} spans fewer "
                 f"scale-up domains ({best['domains']} vs {nxt['domains']})")

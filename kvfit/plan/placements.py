@@ -47,34 +47,62 @@ def budget(req, acc, basis: str | None = None) -> tuple[Budget, dict]:
                "runtime_reserve_bytes": b.reserve_bytes, "budget_bytes_per_gpu": b.budget_bytes}
 
 
-def _replication(tp: int, comps) -> list[str]:
-    """State that TP copies rather than splits, at TP = `tp`."""
-    whole = [c.name for c in comps if c.heads is None]
-    notes = []
+def replication(tp: int, comps) -> list[dict]:
+    """State that TP copies rather than splits, at TP = `tp`: one entry per component with
+    its copies per sequence across the TP group (the note is written from the same numbers)."""
+    out = []
+    whole = [c.name for c in comps if c.heads is None and c.kind != "none"]
     if whole and tp > 1:
-        notes.append(f"{', '.join(whole)}: one shared head, replicated on every TP rank, so the "
-                     f"{tp} ranks of a group hold {tp} copies of each sequence's state")
-    notes += [f"{c.name}: {c.heads} heads < TP={tp}, each rank keeps 1 head "
-              f"({tp // c.heads} copies of each)" for c in comps
-              if c.heads is not None and tp > c.heads]
-    return notes
+        out.append({"components": whole, "heads": None, "tp": tp, "copies": tp,
+                    "note": f"{', '.join(whole)}: one shared head, replicated on every TP rank, "
+                            f"so the {tp} ranks of a group hold {tp} copies of each sequence's "
+                            "state"})
+    for c in comps:
+        if c.heads is not None and tp > c.heads:
+            n = tp // c.heads
+            out.append({"components": [c.name], "heads": c.heads, "tp": tp, "copies": n,
+                        "note": f"{c.name}: {c.heads} heads < TP={tp}, each rank keeps 1 head, "
+                                f"so the {tp} ranks of a group hold {n} copies of each "
+                                "sequence's state"})
+    return out
 
 
-def evaluate(req, m, topo, b: Budget, comps, required: int) -> list[dict]:
-    """Every layout on `topo`: plain TP x DP, plus attention-DP + EP when asked for."""
+def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = None
+             ) -> list[dict]:
+    """Every layout on `topo` at context `ctx` (default the plan's): plain TP x DP, plus
+    attention-DP + EP when asked for, each judged by the plan's one capacity model."""
+    ctx = m.ctx if ctx is None else ctx
     if req.tp is not None and (req.tp < 1 or topo.gpus % req.tp):
         where = (f"--gpus {topo.gpus}" if topo.system is None
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
         raise UsageError(f"--tp {req.tp} must divide {where}.")
     out = [layout(t, topo, m.weights.bytes, comps, b, required, tp_problems(t, comps, m.divides))
-           for t in tp_candidates(topo.gpus, req.tp)]
+           for t in tp_candidates(topo.gpus, req.tp)
+           if req.dp is None or req.parallelism != "tp" or topo.gpus // t == req.dp]
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
-        out += dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required, m.divides,
-                           req.tp)
+        out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
+                                       m.divides, req.tp)
+                if (req.attention_dp is None or x["attention_dp"] == req.attention_dp)
+                and (req.attention_tp is None or x["attention_tp"] == req.attention_tp)
+                and (req.dp is None or x["dp"] == req.dp)]
+    if not out:
+        raise UsageError(_no_layout(req, topo))
     for lay in out:
-        lay["replication"] = _replication(lay.get("attention_tp", lay["tp"]), comps)
+        copies = replication(lay.get("attention_tp", lay["tp"]), comps)
+        lay["copies"] = copies
+        lay["replication"] = [c["note"] for c in copies]
+        m.capacity.apply(lay, comps, ctx, topo.accelerator, b.memory_bytes, m.weights, required)
     return out
+
+
+def _no_layout(req, topo) -> str:
+    fixed = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in (
+        ("tp", req.tp), ("dp", req.dp), ("attention_dp", req.attention_dp),
+        ("attention_tp", req.attention_tp)) if v is not None)
+    return (f"no {req.parallelism} layout on {topo.gpus} GPU(s) has {fixed}: TP x DP must equal "
+            "the GPU count (and, with attention-DP, the attention groups must divide the model "
+            "group).")
 
 
 def outcome(layouts: list[dict], weights_known: bool) -> dict:
@@ -88,20 +116,22 @@ def outcome(layouts: list[dict], weights_known: bool) -> dict:
             "best_any_fabric": summary(anyf), "fits": fits}
 
 
-def run_topology(req, m, topo, comps, required: int, basis: str | None = None):
+def run_topology(req, m, topo, comps, required: int, basis: str | None = None,
+                 ctx: int | None = None):
     """(layouts, outcome, hardware fields) of one topology on one memory basis."""
     b, hw = budget(req, topo.accelerator, basis)
-    layouts = evaluate(req, m, topo, b, comps, required)
+    layouts = evaluate(req, m, topo, b, comps, required, ctx)
     return layouts, outcome(layouts, m.weights.bytes is not None), hw | systems.section(topo)
 
 
-def compare_basis(req, m, topo, comps, required: int, used: dict, hw: dict) -> dict | None:
+def compare_basis(req, m, topo, comps, required: int, used: dict, hw: dict,
+                  ctx: int | None = None) -> dict | None:
     """What the other memory basis would answer, and why the two differ (None when equal)."""
     other = OTHER_BASIS[req.memory_basis]
     acc = topo.accelerator
     if req.device_memory_gib is not None or acc.memory(other)[0] == hw["memory_bytes_per_gpu"]:
         return None
-    _, alt, alt_hw = run_topology(req, m, topo, comps, required, other)
+    _, alt, alt_hw = run_topology(req, m, topo, comps, required, other, ctx)
     a, o = hw["memory_bytes_per_gpu"], alt_hw["memory_bytes_per_gpu"]
     n_used = (used["recommended"] or {}).get("max_sequences")
     n_alt = (alt["recommended"] or {}).get("max_sequences")
@@ -143,30 +173,32 @@ def copy_notes(layouts: list[dict], rec: dict | None, comps) -> list[str]:
     if rec is None or not plain:
         return []
     big = max(plain, key=lambda x: x["tp"])
-    copied = [c.name for c in comps if big["tp"] > 1 and (c.heads is None or c.heads < big["tp"])]
-    if not copied or rec["id"] == big["id"] or rec["max_sequences"] <= big["max_sequences"]:
+    copies = big.get("copies") or []
+    if not copies or rec["id"] == big["id"] or rec["max_sequences"] <= big["max_sequences"]:
         return []
     who = ("attention-DP gives each attention group" if rec["parallelism"] != "tp"
            else "DP gives each replica")
+    held = "; ".join(f"{', '.join(c['components'])}: {c['copies']} copies" for c in copies)
     return [f"{rec['label']} holds {rec['max_sequences']} resident sequences where "
-            f"{big['label']} holds {big['max_sequences']}: under TP={big['tp']} every rank keeps "
-            f"its own copy of each sequence's {', '.join(copied)} state, so the {big['tp']} ranks "
-            f"of a group hold {big['tp']} copies; {who} different sequences instead."]
+            f"{big['label']} holds {big['max_sequences']}: under TP={big['tp']} the ranks of a "
+            f"group keep copies of each sequence's state instead of splitting it ({held}); "
+            f"{who} different sequences instead."]
 
 
-def plan_placements(req, m, topo, warnings: list[str], comps=None) -> dict:
+def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -> dict:
     """The placement part of a report for one topology (or a state-only report)."""
     t = target(req)
-    comps = m.comps if comps is None else comps
+    ctx = m.ctx if ctx is None else ctx
+    comps = m.at(ctx)
     if topo is None:
         if req.gpus is not None or req.tp is not None:
             raise UsageError("--gpus and --tp need --hardware (or --system).")
         return {"target": t, "hardware": None, "layouts": [], "recommended": None,
                 "best_scale_up_local": None, "best_any_fabric": None, "fits": None,
                 "placement_notes": []}
-    layouts, out, hw = run_topology(req, m, topo, comps, t["required_sequences"])
+    layouts, out, hw = run_topology(req, m, topo, comps, t["required_sequences"], None, ctx)
     warn(topo, topo.accelerator, out, warnings)
-    cmp = compare_basis(req, m, topo, comps, t["required_sequences"], out, hw)
+    cmp = compare_basis(req, m, topo, comps, t["required_sequences"], out, hw, ctx)
     return {"target": t, "hardware": hw, "layouts": layouts, **out,
             "placement_notes": copy_notes(layouts, out["recommended"], comps),
             "memory_basis_comparison": cmp}

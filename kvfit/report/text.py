@@ -50,10 +50,22 @@ def _verdict(r: dict) -> list[str]:
         line = "NO LAYOUT: no valid layout for this model on these GPUs."
     else:
         word = {True: "FITS", False: "DOES NOT FIT", None: "UNKNOWN"}[lay["fits"]]
-        line = f"{word}: {lay['label']}: {lay['reason']}."
+        line = f"{word} ({r['capacity_model']['label']}): {lay['label']}: {lay['reason']}."
         if r["weights"]["source"] == "config estimate":
             line += " (Weights ESTIMATED from config shapes.)"
-    return [head, line] + _inverse(r)
+    if r.get("hypothetical"):
+        line = (f"HYPOTHETICAL (context {r['context_tokens']:,} exceeds the declared maximum "
+                f"{r['max_context_tokens']:,}): {line}")
+    out = [head, line]
+    cap = r["capacity_model"]
+    if r["layouts"]:
+        if cap["name"] == "static":
+            out.append(f"Capacity model: static bound: {cap['detail']}.")
+        else:
+            out.append(f"Capacity model: {cap['label']} ({cap['version_basis']}"
+                       + (f"; chosen by {cap['selected_by']}" if cap.get("selected_by") else "")
+                       + "); the static bound is shown beside it.")
+    return out + _inverse(r)
 
 
 def _inverse(r: dict) -> list[str]:
@@ -102,29 +114,45 @@ def _search(r: dict) -> list[str]:
     return out
 
 
+def _seqs(x: dict) -> str:
+    return "-" if x["max_sequences"] is None else f"{x['max_sequences']:,}"
+
+
+def _static(x: dict) -> list[str]:
+    """The static bound beside an engine-answered row."""
+    s = x.get("static")
+    if s is None:
+        return ["-"]
+    return ["-" if s["max_sequences"] is None else f"{s['max_sequences']:,}"]
+
+
 def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
+    engine = r["capacity_model"]["name"] != "static"
     rows = [["TP", "DP"] + (["placement"] if topo else []) +
-            ["weights/rank", "state/seq/rank", "budget/rank", "max seqs", "verdict"]]
+            ["weights/rank", "state/seq/rank", "budget/rank", "max seqs"] +
+            (["static bound"] if engine else []) + ["verdict"]]
     for x in (x for x in r["layouts"] if x["parallelism"] == "tp"):
         p = x["per_rank"]
         verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
         rows.append([str(x["tp"]), str(x["dp"])] + ([x["placement"]] if topo else []) +
                     [gib(p["weights_bytes"]), gib(p["state_bytes_per_sequence"]),
-                     gib(p["budget_bytes"]), "-" if x["max_sequences"] is None
-                     else f"{x['max_sequences']:,}", verdict])
+                     gib(p["budget_bytes"]), _seqs(x)] + (_static(x) if engine else [])
+                    + [verdict])
     return rows
 
 
 def _dpa_rows(r: dict) -> list[list[str]]:
+    engine = r["capacity_model"]["name"] != "static"
     rows = [["layout", "groups", "placement", "experts/rank", "other/rank", "state/seq/rank",
-             "padding/rank", "used / budget per rank", "max seqs", "verdict"]]
+             "padding/rank", "used / budget per rank", "max seqs"] +
+            (["static bound"] if engine else []) + ["verdict"]]
     for x in (x for x in r["layouts"] if x["parallelism"] != "tp"):
         p = x["per_rank"]
         verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
         rows.append([x["label"], str(x["dp"]), x["placement"], gib(p["routed_expert_bytes"]),
                      gib(p["non_expert_bytes"]), gib(p["state_bytes_per_sequence"]),
                      gib(p["padding_bytes"]), f"{gib(p['used_bytes'])} / {gib(p['budget_bytes'])}",
-                     f"{x['max_sequences']:,}", verdict])
+                     _seqs(x)] + (_static(x) if engine else []) + [verdict])
     return rows
 
 
@@ -142,10 +170,13 @@ def _layouts(r: dict) -> list[str]:
     topo = bool(hw.get("system")) or any(x["placement"] != "node-local" for x in r["layouts"])
     out = ["", _hardware_line(hw), f"Target: {t['concurrent_users']} user(s) x "
            f"{t['active_sequences_per_user']} resident sequence(s) = {t['required_sequences']}"]
-    out += _table(_plain_rows(r, topo), {0, 1} | ({3, 4, 5, 6} if topo else {2, 3, 4, 5}))
+    engine = r["capacity_model"]["name"] != "static"
+    num = {0, 1} | ({3, 4, 5, 6} if topo else {2, 3, 4, 5})
+    num |= {max(num) + 1} if engine else set()
+    out += _table(_plain_rows(r, topo), num)
     if any(x["parallelism"] != "tp" for x in r["layouts"]):
         out += ["Attention-DP + expert parallelism (groups = model groups):"]
-        out += _table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8})
+        out += _table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8} | ({9} if engine else set()))
     if t["active_sequences_per_user"] > 1:
         users = "; ".join(f"{x['label']}: {x['max_users']}" for x in r["layouts"]
                           if x["valid"] and x.get("max_users") is not None)
@@ -260,7 +291,7 @@ def _model_notes(m: dict) -> list[str]:
 def _engine(r: dict) -> list[str]:
     if not (r.get("engine_command") or any("engine" in x for x in r.get("layouts", ()))):
         return []
-    from ..engines.plan_hook import render_text as engine_text
+    from .engine_text import render_text as engine_text
     return ["", engine_text(r).rstrip("\n")]
 
 
@@ -271,11 +302,24 @@ def _engine_check(r: dict) -> list[str]:
     return check_text(r["engine_check"])
 
 
+def _suggestions(r: dict) -> list[str]:
+    got = r.get("suggestions") or []
+    if not got:
+        return []
+    out = ["", "What would fit (each re-planned with the same capacity model; smallest change "
+               "first):"]
+    for s in got:
+        where = f" -> {s['layout']}, {s['max_sequences']:,} sequences" if s.get("layout") else ""
+        out.append(f"  {s['flags']}: {s['description']}{where}")
+    return out
+
+
 def render_text(r: dict) -> str:
     """The whole text report."""
     lines = _verdict(r) + _search(r)
     if r["layouts"]:
         lines += _layouts(r)
+    lines += _suggestions(r)
     lines += _engine_check(r)
     lines += _state(r) + _experts(r) + _engine(r) + _facts(r)
     if r["warnings"]:

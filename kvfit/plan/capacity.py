@@ -1,0 +1,135 @@
+"""The plan's one capacity model: the static counted-state bound, or an engine's prediction.
+
+With `--engine vllm|sglang` (or an engine-only flag, or `--print-command`), every layout's
+`max_sequences`, `fits` and `reason` are the engine's: how many full-context requests the
+engine's own pool admits at once, per engine instance, times the instances of the layout. The
+static bound stays beside it in `layouts[].static`. Without an engine the static bound answers.
+Every question of a plan — headline, table, recommendation, --max-context, --min-gpus, the
+--systems search, suggestions, audit, the launch command — goes through `Capacity.apply`, so
+they cannot disagree.
+
+Sequences per engine instance (one DP replica / one attention-DP group):
+  vLLM:   num_gpu_blocks // blocks per request (the integer part of the "Maximum concurrency"
+          vLLM prints, kv_cache_utils.py:1061-1093), capped by max_num_seqs; 0 if it refuses
+  SGLang: max_total_num_tokens // context_len, capped by max_running_requests (per DP worker,
+          kv_cache_configurator.py:3119-3172); 0 if it refuses
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..engines.common import MIB, Inputs
+
+NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+POINTER = ("weights + counted per-sequence state within the budget; add --engine vllm or "
+           "--engine sglang for the engine's own allocator")
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Which model answers, and what it needs besides a layout.
+
+    name: "static", "vllm" or "sglang"; version / version_basis / rules: the engine rules
+    used; flags: engine flags in the engine's names (kv_cache_dtype as the engine spells it,
+    gpu_memory_utilization when the user stated one); overrides: GiB overrides of fitted
+    terms; utilization: the stated --utilization (SGLang converts it to its memory
+    fraction); selected_by: how the engine was chosen when --engine was not given.
+    """
+
+    name: str = "static"
+    version: str | None = None
+    version_basis: str | None = None
+    rules: object = None
+    flags: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+    utilization: float | None = None
+    selected_by: str | None = None
+    quant: dict | None = None
+    vocab: int | None = None
+    max_context: int | None = None
+
+    @property
+    def engine(self) -> bool:
+        return self.name != "static"
+
+    @property
+    def label(self) -> str:
+        if not self.engine:
+            return "static bound"
+        return f"{NAMES[self.name]} {self.version} prediction"
+
+    def section(self) -> dict:
+        """The report's `capacity_model`."""
+        if not self.engine:
+            return {"name": "static", "label": self.label, "detail": POINTER}
+        return {"name": self.name, "label": self.label, "version": self.version,
+                "version_basis": self.version_basis, "selected_by": self.selected_by,
+                "detail": f"{NAMES[self.name]}'s own pool: full-context sequences the engine "
+                          "admits at once, per instance, times the layout's instances; the "
+                          "static counted-state bound is shown beside it"}
+
+    def apply(self, lay: dict, comps, ctx: int, acc, memory_bytes: int, weights, required: int
+              ) -> None:
+        """Replace a static layout's capacity and verdict by the engine's, in place."""
+        if not self.engine or not lay["valid"] or lay["per_rank"]["weights_bytes"] is None:
+            return
+        from ..engines import predict_inputs
+
+        par = lay["parallelism"]
+        tp = lay["attention_tp"] if par == "vllm-dp-ep" else lay["tp"]
+        flags = dict(self.flags)
+        if par == "sglang-dpa":
+            flags["attn_dp_size"] = lay["attention_dp"]
+        total = acc.cuda_total_mib * MIB if acc.cuda_total_mib else None
+        inp = Inputs(list(comps), tp, ctx, lay["per_rank"]["weights_bytes"], memory_bytes,
+                     weights_basis=f"plan: {weights.source}, per rank of this layout",
+                     weights_packed=weights.source in ("checkpoint files", "safetensors index"),
+                     total_bytes=total, total_basis=f"hardware spec {acc.id}: CUDA total"
+                     if total else None, quant=self.quant, vocab=self.vocab,
+                     overrides=self.overrides, max_context=self.max_context, device=acc.id,
+                     utilization=self.utilization)
+        e = predict_inputs(self.name, self.version, flags, inp)
+        per, why = per_instance(self.name, e, ctx)
+        instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
+        lay["static"] = {k: lay[k] for k in ("max_sequences", "sequences_per_group", "fits",
+                                               "reason")}
+        lay["engine"] = e
+        lay["capacity_model"] = self.name
+        if per is None:
+            lay |= {"max_sequences": None, "sequences_per_group": None, "fits": None,
+                    "reason": f"{self.label} unavailable: {why}"}
+            return
+        n = per * instances
+        word = "instance" if instances == 1 else "instances"
+        lay |= {"max_sequences": n, "sequences_per_group": per, "fits": n >= required,
+                "reason": f"{why}; x {instances} engine {word} = {n} sequences; the target "
+                          f"needs {required}"}
+        lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
+
+
+def per_instance(engine: str, e: dict, ctx: int) -> tuple[int | None, str]:
+    """(full-context sequences one engine instance admits, why) from its prediction."""
+    label = f"{NAMES[engine]} {e['version']}"
+    if e.get("refusal"):
+        return 0, f"{label} refuses to start: {e['refusal']['reason']}"
+    if engine == "vllm":
+        n, blocks = e["num_gpu_blocks"]["value"], e["blocks_per_request"]["value"]
+        if n is None:
+            return None, e["num_gpu_blocks"]["basis"]
+        per = n // blocks if blocks else 0
+        cap = e["max_num_seqs"]["value"]
+        why = (f"{label}: {n:,} blocks / {blocks:,} per {ctx:,}-token request = "
+               f"{e['max_concurrency']['value']:.2f}x concurrency -> {per} per instance")
+        if per > cap:
+            per, why = cap, why + f", capped at max_num_seqs {cap}"
+        return per, why
+    tokens = e["max_total_num_tokens"]["value"]
+    if tokens is None:
+        return None, e["max_total_num_tokens"]["basis"]
+    per = tokens // ctx
+    why = f"{label}: {tokens:,} pool tokens / {ctx:,} = {per} per instance"
+    cap = (e.get("max_running_requests") or {}).get("value")
+    if cap is not None and per > cap:
+        per, why = cap, why + f", capped at max_running_requests {cap}"
+    return per, why

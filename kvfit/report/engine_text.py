@@ -1,0 +1,71 @@
+"""Text lines for the engine sections of a plan report and its launch command.
+
+Renderers never compute: every number below is read from the report.
+"""
+
+from __future__ import annotations
+
+GIB = 1024**3
+
+
+def _pool_line(e: dict) -> list[str]:
+    """Blocks, per-request demand and why concurrency differs from tokens / max_model_len."""
+    keys = ("num_gpu_blocks", "block_size", "blocks_per_request", "attention_token_capacity",
+            "capacity_over_len", "max_concurrency")
+    vals = {k: (e.get(k) or {}).get("value") if isinstance(e.get(k), dict) else None
+            for k in keys}
+    if any(vals[k] is None for k in keys):
+        return []
+    reserve = [f"  {g['components']}: {g['blocks']} blocks per request = {g['rule']}"
+               for g in e.get("request_blocks_by_group") or () if g.get("family") == "sliding"]
+    return reserve + [f"  pool: {vals['num_gpu_blocks']:,} blocks x {vals['block_size']} tokens = "
+            f"{vals['attention_token_capacity']:,} tokens per attention layer "
+            f"({vals['capacity_over_len']:.2f} x max_model_len); one request pins "
+            f"{vals['blocks_per_request']} blocks across its groups -> concurrency "
+            f"{vals['max_concurrency']:.2f}x"]
+
+
+def render_text(report: dict) -> str:
+    """Text lines for the engine sections and the command (empty when there are none)."""
+    out = []
+    for lay in report.get("layouts", []):
+        e = lay.get("engine")
+        if not e:
+            continue
+        out.append(f"engine {e['engine']} {e['version']} ({e['version_basis']}), "
+                   f"{lay.get('label', lay['tp'])}:")
+        out += [f"  {line}" for line in e.get("log_lines", [])]
+        for key, label in (("mem_fraction_static", "mem_fraction_static"),
+                           ("max_running_requests", "max_running_requests"),
+                           ("mamba_cache_size", "recurrent state slots")):
+            if isinstance(e.get(key), dict) and e[key]["value"] is not None:
+                out.append(f"  {label}: {e[key]['value']} ({e[key]['basis']})")
+        if e.get("hybrid"):
+            out.append(f"  {e['hybrid']['log_line']}; recurrent page padded by "
+                       f"{e['hybrid']['recurrent_padding_percent']['value']}%")
+        out += _pool_line(e)
+        mem = e.get("memory") or {}
+        for key in ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "cudagraph_bytes"):
+            if key in mem and mem[key]["value"] is not None:
+                out.append(f"  {key.replace('_bytes', '').replace('_', ' ')}: "
+                           f"{mem[key]['value'] / GIB:.2f} GiB ({mem[key]['basis']})")
+        out += [f"  warning: {w}" for w in e.get("warnings", [])]
+        if e.get("refusal"):
+            out.append(f"  REFUSES TO START: {e['refusal']['reason']} [{e['refusal']['rule']}]")
+    cmd = report.get("engine_command")
+    if cmd:
+        out += _command(cmd)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _command(cmd: dict) -> list[str]:
+    if not cmd.get("launch"):
+        return [f"launch ({cmd['engine']}): none; " + "; ".join(cmd.get("notes") or [])]
+    out = [f"launch {cmd.get('layout', '')} ({cmd['engine']} {cmd['version']}, "
+           f"{cmd['version_basis']}):"]
+    if cmd.get("hosts"):
+        out += [f"  host {h['host']}: {h['launch']}" for h in cmd["hosts"]]
+    else:
+        out.append(f"  {cmd['launch']}")
+    out += [f"  note: {n}" for n in cmd.get("notes") or ()]
+    return out + [f"benchmark: {cmd['bench']}"]
