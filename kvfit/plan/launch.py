@@ -1,0 +1,80 @@
+"""`--print-command`: the launch command of exactly the layout the plan recommends.
+
+Everything comes from the plan: the recommended layout (TP, DP, attention-DP, EP), the
+resolved utilization (vLLM) or the memory fraction the engine model used (SGLang, when the
+user stated --utilization or --mem-fraction-static), the KV-cache dtype the engine was given,
+the planned context, the checkpoint revision, and MTP with --mtp.
+"""
+
+from __future__ import annotations
+
+from ..engines.command import Launch, engine_spelling, launch
+
+
+def _mtp_tokens(req, m) -> int:
+    if not req.mtp:
+        return 0
+    given = req.engine_flags.get("num_speculative_tokens")
+    if given:
+        return int(given)
+    nextn = m.fields.get("nextn")
+    value = getattr(nextn, "value", None)
+    return int(value) if isinstance(value, int) and value > 0 else 1
+
+
+INDEXER_DTYPES = ("bf16", "fp8", "mxfp4", "nvfp4")   # vllm/config/attention.py:93-98
+
+
+def _index_dtype(req, m) -> str | None:
+    """vLLM's indexer_kv_dtype when the user chose --index-dtype for a sparse-indexer model."""
+    if req.print_command != "vllm" or req.index_dtype == "auto" or not any(
+            c.kind == "index" for c in m.comps):
+        return None
+    from ..dtypes import normalize
+    name = normalize(req.index_dtype)
+    name = "fp8" if name in ("fp8", "fp8_e4m3") else name
+    return name if name in INDEXER_DTYPES else None
+
+
+def _hosts(req, hw: dict) -> int:
+    if not hw.get("system"):
+        return 1
+    from ..hardware import find_system
+    return hw["nodes"] * find_system(hw["system"]).hosts
+
+
+def launch_command(req, m, report: dict) -> dict | None:
+    """The report's `engine_command` for its recommended layout (None when none exists)."""
+    rec = report.get("recommended")
+    lay = next((x for x in report.get("layouts", ()) if rec and x["id"] == rec["id"]), None)
+    engine = req.print_command
+    cap = m.capacity
+    if lay is None:
+        return {"engine": engine, "version": cap.version, "version_basis": cap.version_basis,
+                "launch": None, "hosts": [], "bench": None, "source": None,
+                "notes": ["no recommended layout to launch (see the verdict: no layout is "
+                          "valid, or the weights are unknown)"]}
+    flags = dict(cap.flags)
+    kv = flags.pop("kv_cache_dtype", None) or engine_spelling(cap.rules, None)
+    util = mfs = None
+    if engine == "vllm":
+        util = report["hardware"]["utilization"]
+        flags.pop("gpu_memory_utilization", None)
+    else:
+        e = lay.get("engine") or {}
+        stated = cap.utilization is not None or "mem_fraction_static" in flags
+        flags.pop("mem_fraction_static", None)
+        if stated:
+            mfs = (e.get("mem_fraction_static") or {}).get("value")
+    if flags.get("dtype") in (None, "auto"):
+        flags.pop("dtype", None)
+    spec = Launch(model=report["model"]["source"], context=report["context_tokens"],
+                  kv_dtype=kv, revision=report["model"].get("revision") or req.revision,
+                  parallelism=lay["parallelism"], tp=lay["tp"], dp=lay["dp"],
+                  attention_dp=lay.get("attention_dp"), attention_tp=lay.get("attention_tp"),
+                  hosts=_hosts(req, report["hardware"]), utilization=util, mem_fraction=mfs,
+                  mtp=_mtp_tokens(req, m), index_dtype=_index_dtype(req, m), flags=flags)
+    out = launch(engine, req.engine_version, spec)
+    out["layout"] = lay["label"]
+    out["layout_id"] = lay["id"]
+    return out
