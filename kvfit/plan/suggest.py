@@ -1,0 +1,185 @@
+"""What would fit: the nearest changes that meet a target the plan does not meet.
+
+Each suggestion is computed by the plan's own capacity model — the same layouts, budget and
+(with --engine) engine prediction — by re-asking the question with one change:
+
+  1. fp8 KV cache            (re-plan with --kv-dtype fp8; only when the cache is wider)
+  2. a shorter context       (--max-context on the same GPUs: the longest that holds the target)
+  3. fewer users / branches  (what the best layout holds, divided per user)
+  4. attention-DP + EP       (re-plan with the engine's attention-DP profile; MoE with known
+                              expert ownership only)
+  5. a quantized sibling     (catalog checkpoints named <this model>-FP8/-NVFP4/...)
+  6. more GPUs or nodes      (--min-gpus on --hardware; more complete systems on --system)
+
+Settings come before layout, layout before checkpoint, checkpoint before hardware: the
+smallest change first. Only changes that meet the target are listed (2 and 3 by construction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import KvfitError
+
+QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
+
+
+def _quiet(req, **changes):
+    return replace(req, suggest=False, print_command=None, check_engine=None, **changes)
+
+
+def _best(report: dict) -> dict | None:
+    rec = report.get("recommended")
+    return next((x for x in report.get("layouts", ()) if rec and x["id"] == rec["id"]), None)
+
+
+def _replan(req, **changes) -> dict | None:
+    from .build import plan
+    try:
+        return plan(_quiet(req, **changes))
+    except KvfitError:
+        return None
+
+
+def _entry(change: str, flags: str, text: str, report: dict | None = None, **extra) -> dict:
+    lay = _best(report) if report else None
+    out = {"change": change, "flags": flags, "description": text}
+    if lay is not None:
+        out |= {"layout": lay["label"], "max_sequences": lay["max_sequences"]}
+    return out | extra
+
+
+def _fp8(req, m, report):
+    """fp8 KV at the same settings; when that alone is not enough, fp8 KV at the longest
+    context that then holds the target (it is longer than without fp8)."""
+    from fractions import Fraction
+    if Fraction(report["dtypes"]["kv"]["bytes_per_value"]) <= 1:
+        return None
+    flags = {k: v for k, v in req.engine_flags.items() if k != "kv_cache_dtype"}
+    r = _replan(req, kv_dtype="fp8", engine_flags=flags)
+    if r and r["fits"] is True:
+        lay = _best(r)
+        return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
+                      f"{lay['max_sequences']} sequences", r, value="fp8")
+    if report.get("inverse"):
+        return None
+    r = _replan(req, kv_dtype="fp8", engine_flags=flags, max_context=True)
+    top = r and r["inverse"]["max_context_tokens"]
+    if not top:
+        return None
+    return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", f"an fp8 KV cache with a "
+                  f"context of {top:,} tokens (the longest at which "
+                  f"{r['inverse']['required_sequences']} sequence(s) then fit)", r,
+                  value="fp8", context=top)
+
+
+def _context(req, m, report):
+    from . import inverse
+    try:
+        r = report if report.get("inverse", {}).get("question") == "max_context" else \
+            inverse.max_context(replace(req, max_context=True), m, [])
+    except KvfitError:
+        return None
+    top = r["inverse"]["max_context_tokens"]
+    if top is None or top >= report["context_tokens"]:
+        return None
+    return _entry("context", f"--context {top}", f"a context of {top:,} tokens (the longest at "
+                  f"which {r['inverse']['required_sequences']} sequence(s) fit on these GPUs)",
+                  r, value=top)
+
+
+def _users(req, m, report):
+    lay, t = _best(report), report["target"]
+    if lay is None or not lay["max_sequences"]:
+        return []
+    out = []
+    users = lay["max_sequences"] // t["active_sequences_per_user"]
+    if 0 < users < t["concurrent_users"]:
+        out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{users} user(s) "
+                          f"at {t['active_sequences_per_user']} sequence(s) each: "
+                          f"{lay['label']} holds {lay['max_sequences']}", report, value=users))
+    per = lay["max_sequences"] // t["concurrent_users"]
+    if t["active_sequences_per_user"] > 1 and 0 < per < t["active_sequences_per_user"]:
+        out.append(_entry("active_sequences_per_user", f"--active-sequences-per-user {per}",
+                          f"{per} resident sequence(s) per user for {t['concurrent_users']} "
+                          "users", report, value=per))
+    return out
+
+
+def _dpa(req, m, report):
+    if req.parallelism != "tp" or not any(c.kind == "latent" or c.heads is None
+                                          for c in m.comps):
+        return None
+    profile = "vllm-dp-ep" if req.engine == "vllm" else "sglang-dpa"
+    r = _replan(req, parallelism=profile)
+    if not r or r["fits"] is not True:
+        return None
+    lay = _best(r)
+    return _entry("parallelism", f"--parallelism {profile}", f"attention-DP with expert "
+                  f"parallelism: {lay['label']} holds {lay['max_sequences']} sequences "
+                  "(each attention group keeps its own sequences' state)", r, value=profile)
+
+
+def siblings(source: str) -> list[str]:
+    """Catalog checkpoints that are quantized versions of `source` (same name + a quant tag)."""
+    from ..hub.catalog import catalog_repo_ids
+    name = source.rsplit("/", 1)[-1].lower()
+    out = []
+    for rid in catalog_repo_ids():
+        other = rid.rsplit("/", 1)[-1].lower()
+        rest = other[len(name) + 1:] if other.startswith(name + "-") else ""
+        if rest and any(mark in rest.split("-") for mark in QUANT_MARKS):
+            out.append(rid)
+    return sorted(out)
+
+
+def _sibling(req, m, report):
+    src = report["model"]["source"]
+    for rid in siblings(src)[:4]:
+        r = _replan(req, model=rid, revision=None, offline=True, weight_gib=None)
+        if r and r["fits"] is True:
+            lay = _best(r)
+            return _entry("model", rid, f"the quantized checkpoint {rid}: {lay['label']} holds "
+                          f"{lay['max_sequences']} sequences", r, value=rid)
+    return None
+
+
+def _more(req, m, report):
+    from . import inverse, search
+    from .placements import target
+    hw = report["hardware"]
+    if req.hardware is not None:
+        ceiling = min(1024, max(16, hw["gpus"] * 16))
+        try:
+            r = inverse.min_gpus(replace(req, gpus=ceiling, min_gpus=True, max_context=False),
+                                 m, [])
+        except KvfitError:
+            return None
+        n = r["inverse"]["min_gpus"]
+        if n is None or n <= hw["gpus"]:
+            return None
+        return _entry("gpus", f"--gpus {n}", f"{n} x {hw['id']}", r, value=n)
+    if req.system is not None:
+        from ..hardware import find_system
+        system = find_system(req.system)
+        req2 = replace(req, system=None, nodes=None)
+        c = search.candidate(req2, m, system, target(req)["required_sequences"],
+                             max(8, 4 * hw["nodes"]))
+        if c["status"] != "fits" or c["nodes"] <= hw["nodes"]:
+            return None
+        lay = c["best_any_fabric"]
+        return {"change": "nodes", "flags": f"--nodes {c['nodes']}", "description":
+                f"{c['nodes']} x {system.id} ({c['gpus']} GPUs)", "layout": lay["label"],
+                "max_sequences": lay["max_sequences"], "value": c["nodes"]}
+    return None
+
+
+def suggestions(req, m, report: dict) -> list[dict]:
+    """The changes that would meet the target, smallest first (see the module docstring)."""
+    if report.get("search") or m.weights.bytes is None:
+        return []
+    out = []
+    for step in (_fp8, _context, _users, _dpa, _sibling, _more):
+        got = step(req, m, report)
+        out += got if isinstance(got, list) else ([got] if got else [])
+    return out
