@@ -24,7 +24,7 @@ def monotonicity(cells: list[dict]) -> list[str]:
     out = []
     by_model: dict[str, list[dict]] = defaultdict(list)
     for c in cells:
-        if c["status"] == "answered":
+        if c["status"] in ("answered", "not judged"):     # state was counted
             by_model[c["model"]].append(c)
     for model, rows in by_model.items():
         rows.sort(key=lambda c: c["context_tokens"])

@@ -9,7 +9,8 @@ from pathlib import Path
 from ..errors import UsageError
 
 _NUM = (int, float)
-AUDIT_KEYS = {"name": str, "offline": bool, "min_coverage": _NUM, "min_family_coverage": _NUM}
+AUDIT_KEYS = {"name": str, "offline": bool, "min_coverage": _NUM, "min_family_coverage": _NUM,
+              "engine": str}
 MODEL_KEYS = {"family": str, "model": str, "contexts": list, "kv_dtype": str, "required": bool,
               "weight_gib": _NUM}
 HARDWARE_KEYS = {"preset": str, "counts": list}
@@ -27,6 +28,7 @@ class Frontier:
     models: tuple[dict, ...]
     hardware: tuple[dict, ...]
     systems: tuple[dict, ...]
+    engine: str | None = None      # "vllm[@VERSION]" / "sglang": the engine answers every fleet
 
 
 def _typed(table: dict, spec: dict, where: str) -> dict:
@@ -90,6 +92,11 @@ def load_frontier(path: Path) -> Frontier:
             raise UsageError(f"audit.{key} must be between 0 and 1.")
     if not models:
         raise UsageError("the audit file names no [[models]].")
+    engine = head.get("engine")
+    if engine is not None:
+        from ..engines.spec import parse_engine
+        parse_engine(engine)                    # a bad engine name exits 2 here
     return Frontier(head.get("name", path.stem), head.get("offline", True),
                     float(head.get("min_coverage", 1.0)),
-                    float(head.get("min_family_coverage", 1.0)), models, hardware, systems)
+                    float(head.get("min_family_coverage", 1.0)), models, hardware, systems,
+                    engine)

@@ -7,13 +7,15 @@ GIB = 1024**3
 
 def _cell_line(c: dict) -> str:
     head = f"  {c['family']:<14} {c['model'][-44:]:<44} {str(c['context']):>8}"
-    if c["status"] != "answered":
+    if c["status"] == "refused":
         return f"{head}  REFUSED: {c['reason'][:120]}"
     o = c["oracle"]
     mark = {True: "oracle ok", False: "ORACLE MISMATCH", None: "no oracle"}[o["agrees"]]
     fits = sum(1 for f in c["fleets"] if f.get("fits") is True)
     known = sum(1 for f in c["fleets"] if f.get("fits") is not None)
     fleets = f"{fits}/{known} fleets fit" if known else "fleets: weights unknown"
+    if c["status"] == "not judged":
+        fleets = f"NOT JUDGED: {c['reason']}"
     return (f"{head}  {c['architecture']:<14} {c['state_bytes'] / GIB:>9.3f} GiB/seq  "
             f"{mark:<15} {fleets}")
 

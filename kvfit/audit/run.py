@@ -11,9 +11,15 @@ from .config import Frontier
 from .oracle import state_bytes
 
 
-def _plan(m: dict, ctx, offline: bool, **extra) -> dict:
+def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
+    """One plan of the audit, answered by the audit's capacity model (its engine, if any)."""
+    name, version = (None, None)
+    if engine:
+        from ..engines.spec import parse_engine
+        name, version = parse_engine(engine)
     req = PlanRequest(model=m["model"], context=ctx, kv_dtype=m.get("kv_dtype", "auto"),
-                      weight_gib=m.get("weight_gib"), offline=offline, **extra)
+                      weight_gib=m.get("weight_gib"), offline=offline, engine=name,
+                      engine_version=version, suggest=False, **extra)
     return plan(req)
 
 
@@ -26,9 +32,9 @@ def _oracle(m: dict, ctx_tokens: int, report: dict, offline: bool) -> dict:
             "agrees": None if expected is None else expected == got}
 
 
-def _fleet(m: dict, ctx, offline: bool, label: str, **where) -> dict:
+def _fleet(m: dict, ctx, offline: bool, label: str, engine=None, **where) -> dict:
     try:
-        r = _plan(m, ctx, offline, **where)
+        r = _plan(m, ctx, offline, engine, **where)
     except KvfitError as err:
         return {"fleet": label, "status": "refused", "reason": err.message}
     best = next((x for x in r["layouts"] if r["recommended"]
@@ -40,7 +46,7 @@ def _fleet(m: dict, ctx, offline: bool, label: str, **where) -> dict:
             "memory_bytes_per_gpu": r["hardware"]["memory_bytes_per_gpu"],
             "gpus": r["hardware"]["gpus"], "best": best["label"] if best else None,
             "max_sequences": best["max_sequences"] if best else None,
-            "topology_ok": topology_ok}
+            "capacity_model": r["capacity_model"]["label"], "topology_ok": topology_ok}
 
 
 def _cell(f: Frontier, m: dict, ctx) -> dict:
@@ -56,10 +62,15 @@ def _cell(f: Frontier, m: dict, ctx) -> dict:
              "state_bytes": r["state"]["bytes_per_sequence"],
              "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(m, r["context_tokens"],
                                                                         r, f.offline)}
-    fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", hardware=h["preset"], gpus=n)
-              for h in f.hardware for n in h["counts"]]
-    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {n} node(s)", system=s["preset"],
-                      nodes=n) for s in f.systems for n in s["node_counts"]]
+    fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", f.engine, hardware=h["preset"],
+                     gpus=n) for h in f.hardware for n in h["counts"]]
+    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {n} node(s)", f.engine,
+                      system=s["preset"], nodes=n) for s in f.systems for n in s["node_counts"]]
+    unjudged = [x["fleet"] for x in fleets if x["status"] == "answered" and x["fits"] is None]
+    if unjudged:      # state without a verdict is not coverage: a gate must not pass on it
+        cell |= {"status": "not judged", "reason": f"no fit judged on {len(unjudged)} of "
+                 f"{len(fleets)} fleet(s) (weights unknown: no weight files, index or "
+                 "config estimate)"}
     return cell | {"fleets": fleets}
 
 

@@ -8,12 +8,18 @@ from .. import __version__
 
 EPILOG = """\
 exit codes:
-  0  answered (the target fits, or a state-only report)
-  1  answered, but the target is not met / nothing fits
+  0  answered: the target fits
+  1  answered, but the target is not met / nothing fits (see "What would fit")
   2  bad input, unsupported architecture, hub error, or an engine probe that
      timed out / could not run (--check-engine)
   3  with --require-engine-pass: a requested engine did not get preflight-pass
   4  kvfit calibrate: the sweep ran but did not fully calibrate
+  5  answered, but the fit could not be judged (weights unknown, or no hardware:
+     a state-only report)
+
+capacity model: without --engine the static bound (weights + counted state within the
+budget) answers; with --engine (or an engine-only flag, or --print-command) the engine's
+own pool answers every question, and the static bound is shown beside it.
 
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
