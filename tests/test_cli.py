@@ -51,7 +51,7 @@ def test_list_hardware_text_and_json():
                                                ("32K", 32768)])
 def test_context_suffixes_are_powers_of_1024(given, tokens):
     code, report = run_json(QWEN, "--context", given, "--allow-context-overflow")
-    assert code == 0 and report["context_tokens"] == tokens
+    assert code == 5 and report["context_tokens"] == tokens
 
 
 def test_declared_maximum_is_the_default_context():
@@ -88,7 +88,7 @@ def test_flags_override_the_preset(tmp_path):
     preset.write_text(f'model = "{QWEN}"\ncontext = "8k"\nkv_dtype = "bf16"\n[output]\njson = true\n')
     code, out, _ = run_cli("--config", preset, "--context", "16k")
     report = json.loads(out)
-    assert code == 0 and report["context_tokens"] == 16384
+    assert code == 5 and report["context_tokens"] == 16384
     assert report["input_config"] == str(preset)
     # 64 layers x 4,096 B x 16,384 tokens = 4,294,967,296 B
     assert report["state"]["bytes_per_sequence"] == 4294967296

@@ -192,33 +192,33 @@ def test_engine_args_round_trip():
 
 
 def test_print_command_spelling_by_version():
+    from kvfit.engines.command import Launch, launch
+
     v = print_command("vllm", "0.33.0", "Qwen/Qwen3-32B", 2, 4, 32768, "bf16",
                       {"max_num_batched_tokens": 2048})
     assert v["launch"] == ("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2 "
                            "--data-parallel-size 4 --max-model-len 32768 --kv-cache-dtype "
                            "bfloat16 --port 8000 --max-num-batched-tokens 2048")
-    new = print_command("sglang", "0.5.23", "Qwen/Qwen3-32B", 8, 1, 32768, "fp8",
-                        {"attn_dp_size": 8})
-    old = print_command("sglang", "0.4.9", "Qwen/Qwen3-32B", 8, 1, 32768, "fp8",
-                        {"attn_dp_size": 8})
+    dpa = Launch("Qwen/Qwen3-32B", 32768, "fp8", parallelism="sglang-dpa", tp=8,
+                 attention_dp=8, attention_tp=1)
+    new, old = launch("sglang", "0.5.23", dpa), launch("sglang", "0.4.9", dpa)
     assert "--kv-cache-dtype fp8_e4m3" in new["launch"] and "--attn-dp-size 8" in new["launch"]
-    assert "--dp-size 8 --enable-dp-attention" in old["launch"]
+    assert "--enable-dp-attention --dp-size 8" in old["launch"]
     assert "sglang.benchmark.serving" in new["bench"] and "sglang.bench_serving" in old["bench"]
 
 
-def test_plan_hook_adds_engine_sections_and_command():
-    from kvfit.engines.plan_hook import annotate, render_text
-    from kvfit.plan.build import load_metadata, plan
+def test_plan_with_engine_adds_engine_sections_and_command():
+    from kvfit.plan.build import plan
     from kvfit.plan.request import PlanRequest
+    from kvfit.report.engine_text import render_text
 
     req = PlanRequest(model=str(CONFIGS / "Qwen--Qwen3-32B"), hardware="h100-80", gpus=2,
-                      context="32k", weight_gib=61)
+                      context="32k", weight_gib=61, engine="vllm", engine_version="0.33.0",
+                      engine_flags={"max_num_seqs": 256}, print_command="vllm")
     report = plan(req)
-    annotate(report, load_metadata(req), {"engine": "vllm", "version": "0.33.0",
-                                          "flags": {"max_num_seqs": 256},
-                                          "print_command": "vllm"})
     sections = [lay["engine"] for lay in report["layouts"]]
     assert sections and all(s["engine"] == "vllm" and s["version"] == "0.33.0" for s in sections)
     assert report["engine_command"]["launch"].startswith("vllm serve ")
+    assert "--max-num-seqs 256" in report["engine_command"]["launch"]
     text = render_text(report)
-    assert "GPU KV cache size" in text and "launch (vllm 0.33.0" in text
+    assert "GPU KV cache size" in text and "(vllm 0.33.0" in text

@@ -92,7 +92,7 @@ def test_min_gpus_matches_brute_force(users, ceiling):
 def test_inverse_text_and_bad_input(tmp_path):
     code, text, _ = run_cli(QWEN, "--hardware", "h100-80", "--gpus", "8", "--weight-gib", "61",
                             "--concurrent-users", "40", "--max-context")
-    assert code == 0 and text.splitlines()[2].startswith("MAX CONTEXT:")
+    assert code == 0 and text.splitlines()[3].startswith("MAX CONTEXT:")
     for args, needle in ((["--max-context"], "needs --hardware"),
                          (["--system", "dgx-h100", "--min-gpus"], "--min-gpus needs --hardware"),
                          (["--hardware", "h100-80", "--min-gpus"], "weight bytes")):

@@ -241,7 +241,7 @@ def statuses(r: dict) -> dict:
 
 def test_config_pass_without_hardware(vllm_only):
     code, report, err = check(QWEN, "--context", "32k", "--check-engine", "vllm")
-    assert code == 0, err
+    assert code == 5, err
     sec = report["engine_check"]
     assert sec["probe"] == "config" and sec["python"] == sys.executable
     assert sec["tp"] == 1 and sec["tp_source"] == "default" and sec["context_tokens"] == 32768
@@ -318,7 +318,7 @@ def test_unknown_architecture_fails_with_the_engines_reason(vllm_only, monkeypat
     monkeypatch.setenv("FAKE_VLLM_ARCHS", "LlamaForCausalLM")
     code, report, _ = check(QWEN, "--context", "4k", "--check-engine", "vllm")
     r = result(report)
-    assert code == 0 and r["status"] == "preflight-fail"
+    assert code == 5 and r["status"] == "preflight-fail"
     assert statuses(r)["architecture"] in ("fail", "unknown")
     assert statuses(r)["engine config"] == "fail"
     assert "are not supported for now" in r["reason"]
@@ -345,7 +345,7 @@ def test_kv_dtype_without_engine_equivalent_and_tp_refusal(vllm_only):
 
 def test_require_engine_pass_exits_3(vllm_only, monkeypatch):
     code, _, _ = check(QWEN, "--context", "4k", "--check-engine", "vllm", "--require-engine-pass")
-    assert code == 0
+    assert code == 5
     monkeypatch.setenv("FAKE_VLLM_ARCHS", "LlamaForCausalLM")
     code, _, err = check(QWEN, "--context", "4k", "--check-engine", "vllm", "--require-engine-pass")
     assert code == 3 and "vllm preflight-fail" in err
@@ -356,7 +356,7 @@ def test_require_engine_pass_exits_3(vllm_only, monkeypatch):
 
 def test_missing_engine(vllm_only):
     code, report, _ = check(QWEN, "--context", "4k", "--check-engine", "all")
-    assert code == 0                                   # ordinary reporting still succeeds
+    assert code == 5                                   # ordinary reporting still succeeds
     assert result(report, "vllm")["status"] == "preflight-pass"
     missing = result(report, "sglang")
     assert missing["status"] == "missing" and "not installed" in missing["reason"]
@@ -369,7 +369,7 @@ def test_registry_moved_is_unsupported(vllm_only):
     shutil.rmtree(vllm_only / "vllm" / "model_executor" / "models")
     code, report, _ = check(QWEN, "--context", "4k", "--check-engine", "vllm")
     r = result(report)
-    assert code == 0 and r["status"] == "unsupported" and r["version"] == "0.33.0+fake"
+    assert code == 5 and r["status"] == "unsupported" and r["version"] == "0.33.0+fake"
     assert "does not expose ModelRegistry.get_supported_archs()" in r["reason"]
 
 
@@ -386,7 +386,7 @@ def test_crash_is_an_error_without_traceback(vllm_only, monkeypatch):
     monkeypatch.setenv("FAKE_VLLM_CRASH", "7")
     code, report, _ = check(QWEN, "--context", "4k", "--check-engine", "vllm")
     r = result(report)
-    assert code == 0 and r["status"] == "error"
+    assert code == 5 and r["status"] == "error"
     assert "printed no result (exit status 7)" in r["reason"] and "Traceback" not in r["reason"]
 
 
@@ -402,7 +402,7 @@ def test_garbage_output_is_an_error(tmp_path, printed, needle):
     code, report, _ = check(QWEN, "--context", "4k", "--check-engine", "vllm", "--engine-python",
                             python)
     r = result(report)
-    assert code == 0 and r["status"] == "error" and needle in r["reason"]
+    assert code == 5 and r["status"] == "error" and needle in r["reason"]
 
 
 def test_broken_interpreter_path_exits_2(tmp_path):
@@ -449,11 +449,11 @@ def test_toml_engine_table(vllm_only, tmp_path):
                       "require_pass = true\n")
     code, report, _ = check(preset)
     sec = report["engine_check"]
-    assert code == 0 and sec["probe"] == "registry" and sec["require_pass"] is True
+    assert code == 5 and sec["probe"] == "registry" and sec["require_pass"] is True
     assert sec["python"] == str(env / "python") and (sec["tp"], sec["tp_source"]) == (2, "--engine-tp")
     assert result(report)["status"] == "preflight-pass"
     code, report, _ = check(preset, "--engine-probe", "config")    # flags override the preset
-    assert code == 0 and report["engine_check"]["probe"] == "config"
+    assert code == 5 and report["engine_check"]["probe"] == "config"
 
 
 @pytest.mark.parametrize(("toml", "needle"), [

@@ -36,7 +36,7 @@ def _two_layer_qwen(tmp_path: Path, layers: list[int]) -> Path:
 def test_verify_headers_reports_bytes_per_dtype(tmp_path):
     code, report = run_json(_two_layer_qwen(tmp_path, [0, 1]), "--verify-headers", "--context", "1k")
     # two BF16 tensors of 4 x 4 x 2 B = 32 B each, one F32 2 x 2 x 4 B = 16 B
-    assert code == 0
+    assert code == 5
     assert report["headers"]["bytes_by_dtype"] == {"BF16": 64, "F32": 16}
     assert report["headers"]["tensor_bytes"] == 80 and report["headers"]["tensors"] == 3
     # the file itself is 8 B of length + the JSON header + 80 B of data

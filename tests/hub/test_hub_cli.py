@@ -29,7 +29,7 @@ def _json(*args) -> tuple[int, dict, str]:
 def test_branch_and_sha_both_record_the_full_sha(hub):
     sha, files = _add_qwen(hub)
     code, by_branch, _ = _json("Qwen/Qwen3-32B", "--context", "32k", "--kv-dtype", "bf16")
-    assert code == 0 and by_branch["model"]["revision"] == sha and SHA.match(sha)
+    assert code == 5 and by_branch["model"]["revision"] == sha and SHA.match(sha)  # state only
     assert by_branch["model"]["revision_requested"] is None
     code, by_sha, _ = _json(f"Qwen/Qwen3-32B@{sha}", "--context", "32k", "--kv-dtype", "bf16")
     assert by_sha["model"]["revision"] == sha and by_sha["model"]["revision_requested"] == sha
@@ -93,7 +93,7 @@ def test_timeout_exits_2(hub):
 
 def test_unreachable_hub_answers_from_the_catalog(dead_endpoint):
     code, report, err = _json("Qwen/Qwen3-32B", "--context", "32k", "--kv-dtype", "bf16")
-    assert code == 0 and report["model"]["origin"] == "catalog"
+    assert code == 5 and report["model"]["origin"] == "catalog"
     assert any("catalog" in n for n in report["model"]["notes"])
     assert report["state"]["bytes_per_sequence"] == 8589934592
 
@@ -105,7 +105,7 @@ def test_local_gguf_file_plans_and_truncated_gguf_is_refused(tmp_path, hub_env):
     path = tmp_path / "tiny-Q8_0.gguf"
     path.write_bytes(gguf_bytes("qwen3", gguf_kv("qwen3"), gguf_tensors()))
     code, report, err = _json(path, "--context", "256", "--allow-context-overflow")
-    assert code == 0, err
+    assert code == 5, err   # state only
     assert report["model"]["origin"] == "gguf" and report["weights"]["bytes"] == path.stat().st_size
     (tmp_path / "cut.gguf").write_bytes(path.read_bytes()[:40])
     code, out, err = run_cli(tmp_path / "cut.gguf", "--context", "256")
