@@ -71,10 +71,14 @@ def test_record_covers_each_layout_kind():
 @pytest.mark.engine
 @pytest.mark.skipif(not PYTHON, reason="set KVFIT_VLLM_PYTHON to a Python with vLLM 0.33")
 def test_live_vllm_parse_equals_the_record():
-    out = subprocess.run([sys.executable, str(HERE / "record_vllm_commands.py")],
-                         capture_output=True, text=True, check=True).stdout
-    live = [json.loads(line) for line in out.splitlines() if line.strip()]
-    assert live == RECORD
+    assert _live("record_vllm_commands.py") == RECORD
+
+
+def _live(script: str) -> list[dict]:
+    """Re-record with the engine's own parser now (the recorder reads the env var)."""
+    out = subprocess.run([sys.executable, str(HERE / script)], capture_output=True, text=True,
+                         check=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 SG_RECORD = [json.loads(line) for line in (HERE / "sglang-0.5.23-commands.jsonl").read_text()
@@ -112,7 +116,4 @@ def test_recorded_sglang_parse_matches_the_plan(row):
 @pytest.mark.engine
 @pytest.mark.skipif(not SG_PYTHON, reason="set KVFIT_SGLANG_PYTHON to a Python with SGLang 0.5.23")
 def test_live_sglang_parse_equals_the_record():
-    out = subprocess.run([sys.executable, str(HERE / "record_sglang_commands.py")],
-                         capture_output=True, text=True, check=True).stdout
-    live = [json.loads(line) for line in out.splitlines() if line.strip()]
-    assert live == SG_RECORD
+    assert _live("record_sglang_commands.py") == SG_RECORD

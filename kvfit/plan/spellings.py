@@ -183,11 +183,10 @@ def _layout_aliases(a: dict, k: _Knobs) -> None:
               else "--attn-dp-size", "sglang-dpa")
         if "attn_dp_size" in a:
             k.put("attention_dp", "--attn-dp-size", a["attn_dp_size"])
-        if a.get("enable_dp_attention") and "dp_size" in a:
+    if "dp_size" in a:     # with --enable-dp-attention, --dp-size counts attention groups
+        if a.get("enable_dp_attention"):
             k.put("attention_dp", "--dp-size (with --enable-dp-attention)", a["dp_size"])
-        elif "dp_size" in a:
+        else:
             k.put("dp", "--dp-size", a["dp_size"])
-    elif "dp_size" in a:
-        k.put("dp", "--dp-size", a["dp_size"])
     if "ep_size" in a:
         k.put("tp", "--ep-size", a["ep_size"])
