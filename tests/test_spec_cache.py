@@ -1,16 +1,21 @@
 """The validated-spec cache: hits skip parsing, edits miss, bad entries are discarded and
-revalidated, the shipped data answers a first run."""
+revalidated, the shipped data answers a first run, and KVFIT_CACHE_DIR=off creates nothing."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from kvfit.engines import spec as engine_spec
+from kvfit.hub.cache import MetadataCache, cache_root
 from kvfit.specs import cache, checked, ship
 from kvfit.specs.registry import load_architecture_file
+
+from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN3 = ROOT / "specs" / "architectures" / "qwen3.yaml"
@@ -133,11 +138,44 @@ def test_ship_builds_every_bundled_spec_from_the_yaml(monkeypatch, tmp_path):
     keys = set(bundle["entries"])
     assert cache.key(QWEN3.read_bytes(), ARCH) in keys
     vllm = (ROOT / "specs" / "engines" / "vllm.yaml").read_bytes()
+    assert cache.key(vllm, "engine.v1.schema.json") in keys               # --engine
     assert cache.key(vllm, "engine.v1.schema.json", True) in keys         # specs check
     yamls = [p for p in (ROOT / "specs").rglob("*.yaml") if p.name != "_template.yaml"]
     assert len(keys) >= len(yamls)
     assert json.loads(ship.render(bundle)) == bundle
     assert all(cache._trusted(k, e)[0] for k, e in bundle["entries"].items())
+
+
+def test_engine_spec_goes_through_the_cache(user_cache, monkeypatch):
+    engine_spec.load_spec.cache_clear()
+    first = engine_spec.load_spec("vllm")
+    assert len(_entries(user_cache)) == 1
+    engine_spec.load_spec.cache_clear()
+    with monkeypatch.context() as m:
+        _no_parsing(m)
+        assert engine_spec.load_spec("vllm") == first
+    engine_spec.load_spec.cache_clear()
+
+
+def test_cache_off_creates_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KVFIT_CACHE_DIR", "off")
+    monkeypatch.setattr(cache, "SHIPPED", tmp_path / "no-shipped.json")
+    cache.shipped.cache_clear()
+    try:
+        assert cache.cache_dir() is None
+        assert load_architecture_file(QWEN3)[0] is not None
+        code, out, err = run_cli(QWEN_CFG, "--context", "32k")
+        assert code in (0, 1) and "Traceback" not in err
+        store = MetadataCache()
+        store.save("org/name", "a" * 40, "config", {"x": 1})
+        store.remember_ref("org/name", "main", "a" * 40)
+        assert store.load("org/name", "a" * 40, "config") is None
+        assert store.recall_ref("org/name", "main") is None
+        assert str(cache_root()).startswith(os.devnull)
+    finally:
+        cache.shipped.cache_clear()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_unwritable_cache_still_loads(tmp_path, monkeypatch, user_cache):
