@@ -115,3 +115,18 @@ def test_non_json_yaml_is_refused(text, code_):
 
     _, problems = load_text(text, "x.yaml")
     assert [p.code for p in problems] == [code_]
+
+
+def test_numbers_python_cannot_convert_are_read_as_text():
+    from kvfit.specs.loader import load_text
+
+    doc, problems = load_text("a: 0b_\nb: " + "7" * 5000 + "\n", "x.yaml")
+    assert not problems and doc.data == {"a": "0b_", "b": "7" * 5000}
+
+
+def test_duplicate_key_message_stays_short():
+    from kvfit.specs.loader import load_text
+
+    _, problems = load_text("a: [" + ", ".join(["x" * 20] * 50) + "]\na: 1\n", "x.yaml")
+    assert [p.code for p in problems] == ["KV103"] and len(problems[0].message) < 300
+    assert (problems[0].line, problems[0].col) == (2, 1)

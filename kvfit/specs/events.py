@@ -71,10 +71,13 @@ def scalar_value(resolver, event) -> tuple[object, str | None]:
         return None, None
     if tag == _T + "bool":
         return text.lower() == "true", None
-    if tag == _T + "int":
-        return _int(text), None
-    if tag == _T + "float":
-        return _float(text), None
+    try:
+        if tag == _T + "int":
+            return _int(text), None
+        if tag == _T + "float":
+            return _float(text), None
+    except ValueError:                    # "0b_", or past Python's int digit limit
+        return str(text), None
     if tag == _T + "timestamp":
         return None, "TimeStamp"
     return str(text), None
@@ -97,6 +100,11 @@ def _float(text: str) -> float:
     if s == ".nan":
         return math.nan
     return float(s)
+
+
+def _short(value, limit: int = 80) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _mark(event) -> tuple[int, int]:
@@ -151,8 +159,8 @@ def build(text: str) -> Built:
         if key in top.container:
             nonlocal duplicate
             if duplicate is None:
-                duplicate = (key_mark, f'found duplicate key "{key}" with value "{value}" '
-                             f'(original value: "{top.container[key]}")')
+                duplicate = (key_mark, f'found duplicate key "{key}" with value '
+                             f'"{_short(value)}" (original value: "{_short(top.container[key])}")')
             return
         top.container[key] = value
         if not top.muted:
