@@ -111,10 +111,30 @@ def _mark(event) -> tuple[int, int]:
     return event.start_mark.line + 1, event.start_mark.column + 1
 
 
-def _parse(text: str):
-    from ruamel.yaml import YAML
+def _c_parser():
+    """ruamel's libyaml parser class (ruamel.yaml.clib or .clibz), or None."""
+    try:
+        from ruamel.yaml.cyaml import CParser
+    except ImportError:
+        return None
+    return CParser
 
-    return YAML(typ="safe").parse(text)      # the C parser when ruamel's libyaml is installed
+
+def _parse(text: str):
+    """The events of `text`: ruamel's C parser when its libyaml is installed, else its pure
+    parser (ruamel's YAML() looks only for the older clib, not clibz, so ask cyaml)."""
+    parser_class = _c_parser()
+    if parser_class is None:
+        from ruamel.yaml import YAML
+
+        yield from YAML(typ="safe", pure=True).parse(text)
+        return
+    parser = parser_class(text)
+    try:
+        while parser.check_event():
+            yield parser.get_event()
+    finally:
+        parser.dispose()
 
 
 def build(text: str) -> Built:
