@@ -185,3 +185,25 @@ def test_unwritable_cache_still_loads(tmp_path, monkeypatch, user_cache):
     assert load_architecture_file(QWEN3)[0] is not None
     assert blocker.read_text() == "x"
     assert not list(tmp_path.glob("**/.tmp-*"))
+
+
+@pytest.mark.parametrize("where", ["empty", "off"])
+def test_a_cold_run_parses_each_spec_once(where, user_cache, monkeypatch):
+    from kvfit.specs import registry
+
+    if where == "off":
+        monkeypatch.setenv("KVFIT_CACHE_DIR", "off")
+    parsed = []
+    real = checked.load_file
+    monkeypatch.setattr(checked, "load_file", lambda path, *a: parsed.append(path) or real(path, *a))
+    for memo in (registry.builtin_matchers, registry.builtin_architecture):
+        memo.cache_clear()
+    monkeypatch.setattr(registry, "_compiled", {})
+    try:
+        registry.builtin_matchers()
+        arch = registry.builtin_architecture("qwen3")
+    finally:
+        for memo in (registry.builtin_matchers, registry.builtin_architecture):
+            memo.cache_clear()
+    assert arch.id == "qwen3"
+    assert sorted(parsed) == registry.spec_files()          # every spec, each exactly once
