@@ -142,7 +142,13 @@ def test_ship_builds_every_bundled_spec_from_the_yaml(monkeypatch, tmp_path):
     assert cache.key(vllm, "engine.v1.schema.json", True) in keys         # specs check
     yamls = [p for p in (ROOT / "specs").rglob("*.yaml") if p.name != "_template.yaml"]
     assert len(keys) >= len(yamls)
-    assert json.loads(ship.render(bundle)) == bundle
+    text = ship.render(bundle)
+    assert json.loads(text) == bundle
+    shipped = tmp_path / "shipped.json"
+    ship.write(shipped, text)
+    assert ship.stale(shipped, text) is None
+    shipped.write_text(json.dumps({"format": cache.FORMAT, "entries": {"gone": {}}}))
+    assert ship.stale(shipped, text) == (len(keys), 1)
     assert all(cache._trusted(k, e)[0] for k, e in bundle["entries"].items())
 
 

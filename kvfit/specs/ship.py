@@ -2,6 +2,7 @@
 spec cache keys it, so a first run on a new machine parses and validates nothing.
 
     uv run python -m kvfit.specs.ship          # after editing a bundled spec or a schema
+    uv run python -m kvfit.specs.ship --check  # is it current? (exit 1 if not)
 
 An entry goes in only after the spec passed every check the loaders make (schema, compile,
 cross-spec), exactly as the user cache is written. A spec edited since the file was built
@@ -81,9 +82,32 @@ def write(target: Path, text: str) -> None:
         raise
 
 
-def main() -> int:
+def stale(target: Path, text: str) -> tuple[int, int] | None:
+    """None when `target` holds exactly `text`, else (entries missing from it, unused ones)."""
+    try:
+        current = target.read_text(encoding="utf-8")
+        old = set(json.loads(current)["entries"])
+    except (OSError, ValueError, KeyError, TypeError):
+        current, old = None, set()
+    if current == text:
+        return None
+    new = set(json.loads(text)["entries"])
+    return len(new - old), len(old - new)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rebuild shipped.json; with --check, only say whether it is current (exit 1 if not)."""
+    argv = sys.argv[1:] if argv is None else argv
     target = Path(__file__).resolve().parent / "shipped.json"
     text = render(build())
+    if "--check" in argv:
+        found = stale(target, text)
+        if found is None:
+            print(f"{target.name} is current", file=sys.stderr)
+            return 0
+        print(f"{target.name} is stale: {found[0]} spec(s) changed or added, {found[1]} "
+              "unused entr(ies); run `python -m kvfit.specs.ship`", file=sys.stderr)
+        return 1
     write(target, text)
     print(f"wrote {target} ({len(text):,} bytes)", file=sys.stderr)
     return 0
