@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..errors import SpecError, UsageError
-from ..paths import display_path, specs_dir
-from ..specs.loader import load_file
-from ..specs.schema import check
+from ..paths import specs_dir
+from ..specs import cache as spec_cache
+from ..specs.checked import load_checked
 
 ENGINES = ("vllm", "sglang")
 _CMP = re.compile(r"\s*(>=|<=|==|>|<)\s*([0-9][0-9.]*)\s*")
@@ -88,11 +88,11 @@ def load_spec(engine: str) -> dict:
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}.", hint="Choose vllm or sglang.")
     path = specs_dir("engines") / f"{engine}.yaml"
-    doc, problems = load_file(path, display_path(path))
-    if doc is not None and not problems:
-        problems = check(doc, "engine.v1.schema.json")
-    if problems:
+    doc, problems, key = load_checked(path, "engine.v1.schema.json")   # cached when valid
+    if doc is None or problems:
         raise SpecError(problems)
+    if key is not None:
+        spec_cache.put(key, doc.data)
     return doc.data
 
 

@@ -21,8 +21,14 @@ FORMAT = 1
 
 
 def cache_root() -> Path:
-    """KVFIT_CACHE_DIR, else <HF_HOME>/kvfit (HF_HOME as set now, else huggingface_hub's)."""
+    """KVFIT_CACHE_DIR, else <HF_HOME>/kvfit (HF_HOME as set now, else huggingface_hub's).
+
+    KVFIT_CACHE_DIR=off disables the cache: the root is then under os.devnull, where every
+    read misses and every write fails quietly, so nothing is created anywhere.
+    """
     explicit = os.environ.get("KVFIT_CACHE_DIR")
+    if explicit and explicit.strip().lower() == "off":
+        return Path(os.devnull) / "kvfit-cache-off"
     if explicit:
         return Path(explicit).expanduser()
     home = os.environ.get("HF_HOME")

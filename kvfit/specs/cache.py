@@ -1,10 +1,17 @@
 """A cache of validated spec data, so a plan skips YAML parsing and schema validation.
 
-Entries are plain JSON keyed by the sha256 of the spec file, its schema and the kvfit
-version: a changed file or a new release misses. Only specs that passed every check are
-stored, so a hit is exactly as trustworthy as a fresh validation. The cache lives in
-$KVFIT_CACHE_DIR, else $XDG_CACHE_HOME/kvfit, else ~/.cache/kvfit; if it cannot be
-written, kvfit works without it. Set KVFIT_CACHE_DIR=off to disable it.
+Entries are keyed by the sha256 of the kvfit version, the spec's schema and the spec file's
+bytes: a changed file, schema or release misses, so an edited spec is always revalidated.
+Only specs that passed every check are stored, and each entry carries the sha256 of its
+data's canonical JSON: an entry of the wrong shape, or whose data was edited, is discarded
+(and revalidated from the YAML), never trusted.
+
+Two stores are read, in order:
+- the shipped data (kvfit/specs/shipped.json, built by `python -m kvfit.specs.ship` from
+  the bundled specs), so even the first run on a new machine skips parsing and validation;
+- the user cache in $KVFIT_CACHE_DIR, else $XDG_CACHE_HOME/kvfit, else ~/.cache/kvfit, for
+  specs that changed since the shipped data was built. If it cannot be written, kvfit works
+  without it. KVFIT_CACHE_DIR=off disables it, and nothing is created.
 """
 
 from __future__ import annotations
@@ -13,52 +20,133 @@ import hashlib
 import json
 import os
 import tempfile
+from functools import cache
 from pathlib import Path
 
 from .. import __version__
 from ..paths import schema_path
 
+FORMAT = 2
+SHIPPED = Path(__file__).resolve().parent / "shipped.json"
+
 
 def cache_dir() -> Path | None:
-    """The spec cache folder, or None when disabled."""
+    """The spec cache folder, or None when disabled (KVFIT_CACHE_DIR=off)."""
     env = os.environ.get("KVFIT_CACHE_DIR")
-    if env == "off":
+    if env is not None and env.strip().lower() == "off":
         return None
     if env:
-        return Path(env) / "specs"
+        return Path(env).expanduser() / "specs"
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "kvfit" / "specs"
 
 
-def key(raw: bytes, schema: str) -> str:
-    """Cache key for one spec file's bytes under one schema."""
+@cache
+def _schema_bytes(schema: str) -> bytes:
+    return schema_path(schema).read_bytes()
+
+
+def key(raw: bytes, schema: str, allow_null: bool = False) -> str:
+    """Cache key for one spec file's bytes under one schema (and whether nulls may pass)."""
     h = hashlib.sha256(__version__.encode())
-    h.update(schema_path(schema).read_bytes())
+    h.update(_schema_bytes(schema))
     h.update(raw)
+    if allow_null:
+        h.update(b"\0nulls allowed")
     return h.hexdigest()
 
 
+def digest(data) -> str:
+    """sha256 of the compact JSON of validated data, in its key order (order is meaning:
+    fields are reported in spec order), which an entry must match."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def entry(k: str, data) -> dict:
+    """The stored form of validated data under key `k`."""
+    return {"format": FORMAT, "key": k, "sha256": digest(data), "data": data}
+
+
+def _trusted(k: str, doc) -> tuple[bool, object]:
+    """(ok, data) for a stored entry: the right shape, key and checksum."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != k:
+        return False, None
+    data, want = doc.get("data"), doc.get("sha256")
+    if data is None or not isinstance(want, str):
+        return False, None
+    try:
+        return digest(data) == want, data
+    except (TypeError, ValueError):
+        return False, None
+
+
+@cache
+def shipped() -> dict:
+    """key -> entry from the shipped data ({} when absent or unreadable)."""
+    try:
+        doc = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return {}
+    entries = doc.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _from_shipped(k: str):
+    found = shipped().get(k)
+    if found is None:
+        return None
+    ok, data = _trusted(k, found)
+    return data if ok else None
+
+
 def get(k: str):
-    """The cached data for key `k`, or None."""
+    """The validated data for key `k`, or None (a bad entry counts as absent)."""
+    data = _from_shipped(k)
+    if data is not None:
+        return data
     folder = cache_dir()
     if folder is None:
         return None
+    path = folder / f"{k}.json"
     try:
-        return json.loads((folder / f"{k}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError, RecursionError):
+        doc = None
+    ok, data = _trusted(k, doc)
+    if ok:
+        return data
+    try:
+        path.unlink()                  # discard it; a fresh validation writes it again
+    except OSError:
+        pass
+    return None
 
 
 def put(k: str, data) -> None:
-    """Store validated data atomically; failures are ignored (the cache is optional)."""
+    """Store validated data atomically; failures are ignored (the cache is optional) and
+    leave no temporary file behind."""
     folder = cache_dir()
-    if folder is None:
+    if folder is None or _from_shipped(k) is not None:
         return
+    tmp = None
     try:
+        text = json.dumps(entry(k, data), allow_nan=False)
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
+            fh.write(text)
         os.replace(tmp, folder / f"{k}.json")
-    except OSError:
+        tmp = None
+    except (OSError, TypeError, ValueError):
         return
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

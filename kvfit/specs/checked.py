@@ -24,7 +24,7 @@ def load_checked(path: Path, schema: str, allow_null: bool = False, fresh: bool 
     except OSError:
         doc, problems = load_file(path, display, allow_null)
         return doc, problems, None
-    key = cache.key(raw, schema)
+    key = cache.key(raw, schema, allow_null)
     data = None if fresh else cache.get(key)
     if data is not None:
         return Doc(display, data, None, []), [], None

@@ -1,8 +1,9 @@
 """Strict, position-keeping YAML loading for spec files.
 
-Specs are YAML 1.2 read with ruamel.yaml's round-trip loader, which keeps the line and
-column of every key and item. Duplicate keys, anchors/aliases, null values and non-string
-keys are errors. `Doc` pairs the plain data with a position lookup by path.
+Specs are YAML 1.2, read in one pass over ruamel.yaml's event stream (see events.py), which
+keeps the line and column of every key and item. Duplicate keys, anchors/aliases, tags,
+null values, non-string keys and nesting deeper than events.MAX_DEPTH are errors. `Doc`
+pairs the plain data with a position lookup by path.
 """
 
 from __future__ import annotations
@@ -11,48 +12,37 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Problem
+from .events import MAX_ANCHOR_REPORTS, Positions, build
 
 MAX_SPEC_BYTES = 1_000_000
 
 
 @dataclass
 class Doc:
-    """A loaded YAML document: plain `data`, the ruamel `tree`, and the file's text lines."""
+    """A loaded YAML document: plain `data`, the positions of its keys and values (`tree`,
+    None for data read from the cache), and the file's text lines."""
 
     file: str
     data: object
-    tree: object
+    tree: Positions | None
     lines: list[str]
 
     def span(self, path: tuple) -> tuple[int, int]:
-        """1-based (line, col) of the value at `path` (keys and list indexes)."""
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-        node, pos = self.tree, (1, 1)
-        for key in path:
-            if isinstance(node, CommentedMap) and key in node:
-                line, col = node.lc.value(key)
-                pos, node = (line + 1, col + 1), node[key]
-            elif isinstance(node, CommentedSeq) and isinstance(key, int) and key < len(node):
-                line, col = node.lc.item(key)
-                pos, node = (line + 1, col + 1), node[key]
-            else:
+        """1-based (line, col) of the value at `path` (or of its deepest existing parent)."""
+        pos = (1, 1)
+        if self.tree is None:
+            return pos
+        for i in range(1, len(path) + 1):
+            found = self.tree.values.get(path[:i])
+            if found is None:
                 break
+            pos = found
         return pos
 
     def key_span(self, path: tuple) -> tuple[int, int]:
         """1-based (line, col) of the key that ends `path` (its value's span if not a key)."""
-        from ruamel.yaml.comments import CommentedMap
-
-        parent = self.tree
-        for key in path[:-1]:
-            try:
-                parent = parent[key]
-            except (KeyError, IndexError, TypeError):
-                return self.span(path)
-        if path and isinstance(parent, CommentedMap) and path[-1] in parent:
-            line, col = parent.lc.key(path[-1])
-            return line + 1, col + 1
+        if path and self.tree is not None and path in self.tree.keys:
+            return self.tree.keys[path]
         return self.span(path)
 
     def problem(self, code, path, message, help=None, at=None, col_offset=0, width=1, key=False):
@@ -64,87 +54,53 @@ class Doc:
         return Problem(code, self.file, line, col + col_offset, message, help, at, text, width)
 
 
-def _plain(node, doc_problems, file, path=()):
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if isinstance(node, CommentedMap):
-        out = {}
-        for k, v in node.items():
-            if not isinstance(k, str):
-                line, col = node.lc.key(k)
-                doc_problems.append(Problem("KV102", file, line + 1, col + 1,
-                                            f"key {k!r} is not a string", "quote the key"))
-                continue
-            out[k] = _plain(v, doc_problems, file, path + (k,))
-        return out
-    if isinstance(node, CommentedSeq):
-        return [_plain(v, doc_problems, file, path + (i,)) for i, v in enumerate(node)]
-    if node is None:
-        doc_problems.append(("null", path))
-        return None
-    if isinstance(node, bool):
-        return bool(node)
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str) and type(node).__name__ != "TaggedScalar":
-        return str(node)
-    doc_problems.append(("type", path, type(node).__name__))
-    return None
-
-
-def _event_marks(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
-    """Positions of anchors/aliases and of explicit tags (both refused in specs)."""
-    from ruamel.yaml import YAML
-
-    anchors, tags = [], []
-    for event in YAML().parse(text):
-        mark = (event.start_mark.line + 1, event.start_mark.column + 1)
-        if getattr(event, "anchor", None) is not None:
-            anchors.append(mark)
-        if getattr(event, "tag", None) is not None:
-            tags.append((*mark, str(event.tag)))
-    return anchors, tags
+_HELP = {"KV101": "fix the YAML syntax", "KV103": "each key may appear once per mapping",
+         "KV107": "specs are shallow; write the structure out plainly"}
 
 
 def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | None, list[Problem]]:
-    """Parse YAML text strictly; return the document (if parseable) and all problems.
+    """Parse YAML text strictly (one pass over its events); return the document (if
+    parseable) and all problems.
 
     allow_null: hardware/system specs write null for "no source gives this figure".
     """
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    problems: list[Problem] = []
     lines = text.splitlines()
+
+    def located(code, line, col, message, help_=None):
+        src = lines[line - 1] if 0 < line <= len(lines) else None
+        return Problem(code, file, line, col, message, help_, None, src)
+
     try:
-        anchors, tags = _event_marks(text)
-        tree = YAML(typ="rt").load(text)
+        built = build(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         msg = " ".join(str(x) for x in (exc.context, exc.problem) if x)
-        src = lines[line - 1] if 0 < line <= len(lines) else None
-        code = "KV103" if "duplicate" in msg else "KV101"
-        help_ = "each key may appear once per mapping" if code == "KV103" else "fix the YAML syntax"
-        return None, [Problem(code, file, line, col, f"invalid YAML: {msg}", help_, None, src)]
-    except YAMLError as exc:
+        return None, [located("KV101", line, col, f"invalid YAML: {msg}", _HELP["KV101"])]
+    except (YAMLError, RecursionError, ValueError) as exc:
         return None, [Problem("KV101", file, 1, 1, f"invalid YAML: {exc}", None)]
-    for line, col in anchors:
-        src = lines[line - 1] if 0 < line <= len(lines) else None
-        problems.append(Problem("KV104", file, line, col, "anchors and aliases are not allowed "
-                                "in specs", "write the content out; specs are read as diffs", None, src))
-    for line, col, tag in tags:
-        src = lines[line - 1] if 0 < line <= len(lines) else None
-        problems.append(Problem("KV106", file, line, col, f"YAML tag {tag} is not allowed in "
-                                "specs", "remove the tag; specs hold plain values", None, src))
-    raw: list = []
-    data = _plain(tree, raw, file)
-    doc = Doc(file, data, tree, lines)
-    for item in raw:
-        if isinstance(item, Problem):
-            problems.append(item)
+    if built.stop is not None:
+        code, line, col, msg = built.stop
+        return None, [located(code, line, col, msg, _HELP[code])]
+    problems: list[Problem] = []
+    anchors = built.anchors
+    if len(anchors) > MAX_ANCHOR_REPORTS:
+        problems.append(located("KV104", *anchors[0], f"anchors and aliases are not allowed in "
+                                f"specs ({len(anchors)} in this file; the first is here)",
+                                "write the content out; specs are read as diffs"))
+    for line, col in anchors if len(anchors) <= MAX_ANCHOR_REPORTS else ():
+        problems.append(located("KV104", line, col, "anchors and aliases are not allowed "
+                                "in specs", "write the content out; specs are read as diffs"))
+    for line, col, tag in built.tags:
+        problems.append(located("KV106", line, col, f"YAML tag {tag} is not allowed in "
+                                "specs", "remove the tag; specs hold plain values"))
+    doc = Doc(file, built.data, built.positions, lines)
+    for item in built.issues:
+        if item[0] == "key":
+            problems.append(Problem("KV102", file, item[1], item[2],
+                                    f"key {item[3]!r} is not a string", "quote the key"))
         elif item[0] == "type":
             problems.append(doc.problem("KV106", item[1], f"unsupported YAML value ({item[2]}): "
                                         "tags, dates and other non-JSON values are not allowed",

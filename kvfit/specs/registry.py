@@ -24,6 +24,12 @@ def load_architecture_file(path: Path, fresh: bool = False
                            ) -> tuple[Architecture | None, list[Problem]]:
     """Load, validate and compile one architecture spec file."""
     doc, problems, key = load_checked(path, ARCH_SCHEMA, fresh=fresh)
+    return _compile(path, doc, problems, key)
+
+
+def _compile(path: Path, doc, problems: list[Problem], key: str | None
+             ) -> tuple[Architecture | None, list[Problem]]:
+    """Compile a loaded spec; store its data in the cache once every check has passed."""
     if doc is None or problems:
         return None, problems
     arch, more = compile_architecture(doc)
@@ -77,16 +83,20 @@ class Matcher:
     architectures: tuple[str, ...]
 
 
+_compiled: dict[Path, Architecture] = {}      # specs compiled while reading the matchers
+
+
 @cache
 def builtin_matchers() -> tuple[Matcher, ...]:
     """Every bundled spec's matchers, from validated (usually cached) data."""
     out = []
     for path in spec_files():
         doc, problems, key = load_checked(path, ARCH_SCHEMA)
-        if problems or key is not None:          # invalid, or not cached yet: full load
-            arch, problems = load_architecture_file(path)
+        if problems or key is not None:          # invalid, or not cached yet: compile it now
+            arch, problems = _compile(path, doc, problems, key)
             if problems:
                 raise SpecError(problems)
+            _compiled[path] = arch               # parsed once: builtin_architecture reuses it
         m = doc.data["match"]
         out.append(Matcher(doc.data["id"], path, tuple(m["model_type"]),
                            tuple(m.get("architectures", ()))))
@@ -97,6 +107,8 @@ def builtin_matchers() -> tuple[Matcher, ...]:
 def builtin_architecture(spec_id: str) -> Architecture:
     """Compile one bundled spec by id."""
     path = next(m.path for m in builtin_matchers() if m.id == spec_id)
+    if path in _compiled:
+        return _compiled[path]
     arch, problems = load_architecture_file(path)
     if problems:
         raise SpecError(problems)

@@ -1,0 +1,117 @@
+"""Build kvfit/specs/shipped.json: the validated data of every bundled spec, keyed as the
+spec cache keys it, so a first run on a new machine parses and validates nothing.
+
+    uv run python -m kvfit.specs.ship          # after editing a bundled spec or a schema
+    uv run python -m kvfit.specs.ship --check  # is it current? (exit 1 if not)
+
+An entry goes in only after the spec passed every check the loaders make (schema, compile,
+cross-spec), exactly as the user cache is written. A spec edited since the file was built
+simply misses and is revalidated, so a stale file is slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from . import cache
+
+
+def _load_everything() -> None:
+    """Run every bundled-spec loader once (each writes its validated data to the cache)."""
+    from ..cli.main import main
+    from ..engines.spec import ENGINES, load_spec
+    from ..hardware import accelerators, systems
+    from ..quant_floors import _floors
+    from ..weight_storage import formats
+    from .registry import builtin_architectures, builtin_matchers, watchlist
+
+    loaders = (builtin_architectures, builtin_matchers, watchlist, accelerators, systems,
+               _floors, formats, load_spec)
+    for loader in loaders:                  # memoised per process: run each afresh
+        loader.cache_clear()
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(out):
+        code = main(["specs", "check"])
+    if code != 0:
+        raise SystemExit(f"the bundled specs do not pass `kvfit specs check`:\n{out.getvalue()}")
+    for loader in loaders[:-1]:
+        loader()
+    for engine in ENGINES:
+        load_spec(engine)
+
+
+def build() -> dict:
+    """{"format", "entries": {key: entry}} for the bundled specs, built in a scratch cache."""
+    with tempfile.TemporaryDirectory(prefix="kvfit-ship-") as scratch:
+        os.environ["KVFIT_CACHE_DIR"] = scratch
+        cache.SHIPPED = Path(scratch) / "none.json"       # build from the YAML, not from itself
+        cache.shipped.cache_clear()
+        _load_everything()
+        entries = {}
+        for path in sorted((Path(scratch) / "specs").glob("*.json")):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            entries[doc["key"]] = doc
+    return {"format": cache.FORMAT, "entries": entries}
+
+
+def render(bundle: dict) -> str:
+    """Deterministic text, one entry per line (small diffs when one spec changes); each
+    entry keeps its data in spec order."""
+    lines = [f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"
+             for k, v in sorted(bundle["entries"].items())]
+    head = '{"format": ' + str(bundle["format"]) + ', "entries": {\n'
+    return head + ",\n".join(lines) + "\n}}\n"
+
+
+def write(target: Path, text: str) -> None:
+    """Write atomically (a temp file beside the target, removed on failure)."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def stale(target: Path, text: str) -> tuple[int, int] | None:
+    """None when `target` holds exactly `text`, else (entries missing from it, unused ones)."""
+    try:
+        current = target.read_text(encoding="utf-8")
+        old = set(json.loads(current)["entries"])
+    except (OSError, ValueError, KeyError, TypeError):
+        current, old = None, set()
+    if current == text:
+        return None
+    new = set(json.loads(text)["entries"])
+    return len(new - old), len(old - new)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rebuild shipped.json; with --check, only say whether it is current (exit 1 if not)."""
+    argv = sys.argv[1:] if argv is None else argv
+    target = Path(__file__).resolve().parent / "shipped.json"
+    text = render(build())
+    if "--check" in argv:
+        found = stale(target, text)
+        if found is None:
+            print(f"{target.name} is current", file=sys.stderr)
+            return 0
+        print(f"{target.name} is stale: {found[0]} spec(s) changed or added, {found[1]} "
+              "unused entr(ies); run `python -m kvfit.specs.ship`", file=sys.stderr)
+        return 1
+    write(target, text)
+    print(f"wrote {target} ({len(text):,} bytes)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
