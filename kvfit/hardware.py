@@ -29,6 +29,7 @@ class Accelerator:
     notes: tuple[str, ...] = ()
     fp8: bool | None = None
     fp4: bool | None = None
+    compute_capability: str | None = None
 
     def memory(self, basis: str, override_gib: float | None = None) -> tuple[int, str]:
         """(bytes per accelerator, description of the basis) for 'visible' or 'nominal'.
@@ -86,7 +87,8 @@ def accelerators() -> dict[str, Accelerator]:
         acc = Accelerator(d["id"], d["name"], tuple(d.get("aliases", ())), m["nominal_gib"],
                           m.get("visible_mib"), m.get("cuda_total_mib"), m.get("unified", False),
                           m.get("unified_planning_gib"), tuple(d.get("notes", ())),
-                          d["dtypes"].get("fp8"), d["dtypes"].get("fp4"))
+                          d["dtypes"].get("fp8"), d["dtypes"].get("fp4"),
+                          d.get("compute_capability"))
         for key in (acc.id, *acc.aliases):
             out[key] = acc
     return out

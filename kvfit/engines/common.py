@@ -39,7 +39,9 @@ class Inputs:
     max_context: the config's declared maximum context (engines refuse a longer one);
     device: the kvfit hardware id of the GPU, when known (some defaults depend on it);
     utilization: the plan's stated --utilization (fraction of total GPU memory); SGLang
-      converts it to its --mem-fraction-static (None: the engine's own default).
+      converts it to its --mem-fraction-static (None: the engine's own default);
+    capability: the GPU's CUDA compute capability ("9.0"; None: unknown); kv_bytes: bytes per
+      KV value of the cache (the MLA backend, hence the block size, depends on both).
     """
 
     components: list
@@ -59,11 +61,18 @@ class Inputs:
     max_context: int | None = None
     device: str | None = None
     utilization: float | None = None
+    capability: str | None = None
+    kv_bytes: float | None = None
 
     @property
     def latent(self) -> bool:
         """True when the model keeps a latent (MLA) cache."""
         return any(c.kind == "latent" for c in self.components)
+
+    @property
+    def sparse(self) -> bool:
+        """True when the model keeps sparse-indexer keys (DSA: DeepSeek-V3.2, GLM-5)."""
+        return any(c.kind == "index" for c in self.components)
 
     @property
     def recurrent(self) -> bool:

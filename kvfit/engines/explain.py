@@ -155,7 +155,9 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
                   weights_packed=packed, total_bytes=total, total_basis=basis,
                   free_before_load_bytes=free, quant=state.quant, vocab=state.vocab,
                   overrides=overrides, graph_counts=graphs, max_context=state.max_context,
-                  device=acc.id if acc is not None else None)
+                  device=acc.id if acc is not None else None,
+                  capability=acc.compute_capability if acc is not None else None,
+                  kv_bytes=float(state.kv.bytes))
 
 
 def _from_printed(facts, version, flags, inp) -> dict | None:

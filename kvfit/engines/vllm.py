@@ -68,13 +68,27 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
     return out
 
 
+def _latent_block(rules, inp: Inputs) -> dict:
+    """The MLA block size: by the backend vLLM selects for this capability and KV width
+    (dense MLA), else the sparse/unknown-GPU default."""
+    rows = rules.values.get("latent_block_by_capability")
+    if rows and not inp.sparse and inp.capability and inp.kv_bytes:
+        major = int(str(inp.capability).split(".")[0])
+        width = "8bit" if inp.kv_bytes <= 1 else "16bit"
+        for row in rows["value"]:
+            if row["cc_major"] == major and row.get("kv", width) == width:
+                return num(row["block_size"], f"engine rule {rows['source']}: compute "
+                           f"capability {inp.capability}, {width} KV -> {row['backend']}")
+    return num(rules["latent_block_size"], rules.basis("latent_block_size"))
+
+
 def block_size(rules, flags: dict, inp: Inputs, pages) -> tuple[dict, dict | None]:
     """Tokens per attention block, and the hybrid alignment when recurrent state exists."""
     user = flags.get("block_size")
     if user:
         bs = num(int(user), "user")
     elif inp.latent:
-        bs = num(rules["latent_block_size"], rules.basis("latent_block_size"))
+        bs = _latent_block(rules, inp)
     else:
         bs = num(rules["default_block_size"], rules.basis("default_block_size"))
     rec = [p for p in pages if p.family == "recurrent"]

@@ -208,7 +208,8 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
                                    if any(c.kind == "index" for c in comps) else ())
     if cap.engine:
         from ..engines.state import vocab_size
-        cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared)
+        cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
+                      kv_bytes=float(kv.bytes))
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared)
     headers = _headers(req, meta, n_layers, warnings)

@@ -48,6 +48,7 @@ class Capacity:
     quant: dict | None = None
     vocab: int | None = None
     max_context: int | None = None
+    kv_bytes: float | None = None
 
     @property
     def engine(self) -> bool:
@@ -88,7 +89,8 @@ class Capacity:
                      total_bytes=total, total_basis=f"hardware spec {acc.id}: CUDA total"
                      if total else None, quant=self.quant, vocab=self.vocab,
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
-                     utilization=self.utilization)
+                     utilization=self.utilization, capability=acc.compute_capability,
+                     kv_bytes=self.kv_bytes)
         e = predict_inputs(self.name, self.version, flags, inp)
         per, why = per_instance(self.name, e, ctx)
         instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
@@ -102,9 +104,10 @@ class Capacity:
             return
         n = per * instances
         word = "instance" if instances == 1 else "instances"
+        reason = why if e.get("refusal") else (f"{why}; x {instances} engine {word} = {n} "
+                                              f"sequences; the target needs {required}")
         lay |= {"max_sequences": n, "sequences_per_group": per, "fits": n >= required,
-                "reason": f"{why}; x {instances} engine {word} = {n} sequences; the target "
-                          f"needs {required}"}
+                "reason": reason}
         lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
 
 
