@@ -39,3 +39,14 @@ def test_sparse_mla_keeps_the_sparse_block():
                        "--context", "32k", "--offline", "--engine", "vllm", "--weight-gib", "640")
     e = next(x for x in r["layouts"] if x["tp"] == 8)["engine"]
     assert e["block_size"]["value"] == 64          # FLASHMLA_SPARSE / FA MLA sparse: 64
+
+
+def test_fp8_ds_mla_spelling_selects_vllm_and_its_656_byte_row():
+    code, r = run_json("deepseek-ai/DeepSeek-V3.2", "--hardware", "h200-141", "--gpus", "8",
+                       "--context", "32k", "--offline", "--kv-cache-dtype", "fp8_ds_mla",
+                       "--weight-gib", "640")
+    assert r["capacity_model"]["name"] == "vllm" and "fp8_ds_mla" in r["capacity_model"][
+        "selected_by"]
+    latent = next(c for c in r["state"]["components"] if c["kind"] == "latent")
+    # fp8_ds_mla: 512 fp8 latent + 4 x 4 B scales + 64 x 2 B rope = 656 B per token per layer
+    assert latent["bytes_per_entry"] == 656
