@@ -61,6 +61,18 @@ def test_recorded_vllm_parse_matches_the_plan(row):
         assert a["speculative_config"] is None
     want = "fp8" if "--index-dtype" in row["plan"] else "auto"
     assert a["attention_config"]["indexer_kv_dtype"] == want
+    assert a["hf_overrides"] == _overrides(row["plan"], r)
+
+
+def _overrides(plan: list[str], r: dict) -> dict:
+    """The config override a stated RoPE scaling must reach the engine as: the rope_scaling
+    itself, and max_position_embeddings = factor x original (4 x 32,768 = 131,072 for the
+    recorded Qwen3-32B plan) so the engine's own maximum admits the planned length."""
+    if "--rope-scaling" not in plan:
+        return {}
+    rope = json.loads(plan[plan.index("--rope-scaling") + 1])
+    assert r["max_context_tokens"] == r["context_tokens"] == 4 * 32768
+    return {"rope_scaling": rope, "max_position_embeddings": 4 * 32768}
 
 
 def test_record_covers_each_layout_kind():
@@ -111,6 +123,7 @@ def test_recorded_sglang_parse_matches_the_plan(row):
     if "--mtp" in row["plan"]:
         assert (a["speculative_algorithm"], a["speculative_num_steps"],
                 a["speculative_num_draft_tokens"]) == ("EAGLE", 1, 2)
+    assert json.loads(a["json_model_override_args"]) == _overrides(row["plan"], r)
 
 
 @pytest.mark.engine

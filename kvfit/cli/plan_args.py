@@ -23,7 +23,8 @@ own pool answers every question, and the static bound is shown beside it.
 
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
-  kvfit Qwen/Qwen3-32B --hardware h200-141 --gpus 8 --context 128k --json
+  kvfit Qwen/Qwen3-32B --hardware h200-141 --gpus 8 --context 128k --json \\
+      --rope-scaling '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'
   kvfit Qwen/Qwen3-32B --system dgx-h100 --nodes 2 --context 32k
   kvfit zai-org/GLM-5.3 --systems dgx-h200 dgx-b200 dgx-b300 --max-nodes 32 \\
       --concurrent-users 25 --active-sequences-per-user 2 --context 1m --kv-dtype fp8 \\
@@ -66,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "1024: 90k = 92,160). Default: the declared maximum")
     g.add_argument("--allow-context-overflow", action="store_true",
                    help="plan beyond the declared maximum context (labelled hypothetical)")
+    g.add_argument("--rope-scaling", metavar="JSON", help="the RoPE scaling the deployment "
+                   "serves with, e.g. '{\"rope_type\":\"yarn\",\"factor\":4,"
+                   "\"original_max_position_embeddings\":32768}': raises the declared maximum "
+                   "context to factor x original (default original: the declared maximum) and "
+                   "is passed on in --print-command")
     g.add_argument("--kv-dtype", help="cache dtype: auto (checkpoint declaration, else model "
                    "dtype), bf16, fp16, fp32, fp8, fp8_e4m3, fp8_e5m2, int8, mxfp4, nvfp4")
     g.add_argument("--index-dtype", help="sparse-indexer key dtype (default: same as KV)")

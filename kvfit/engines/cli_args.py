@@ -76,6 +76,10 @@ ALIASES = [
      "--parallelism sglang-dpa, with --dp-size groups)"),
     ("--attn-dp-size", int, "sglang", "attention_dp", "SGLang: attention data-parallel size "
      "(= --parallelism sglang-dpa with this many attention groups)"),
+    ("--hf-overrides", str, "vllm", "rope_scaling", "vLLM: config overrides as JSON; kvfit "
+     "reads its rope_scaling only (= --rope-scaling), other keys exit 2"),
+    ("--json-model-override-args", str, "sglang", "rope_scaling", "SGLang: config overrides "
+     "as JSON; kvfit reads its rope_scaling only (= --rope-scaling), other keys exit 2"),
     ("--ep-size", int, "sglang", "ep", "SGLang: expert-parallel size (kvfit spreads experts "
      "over the whole model group, so it must equal --tp)"),
 ]

@@ -23,7 +23,8 @@ class Launch:
     attention-DP split; hosts: hosts the deployment spans; utilization: vLLM's
     --gpu-memory-utilization; mem_fraction: SGLang's --mem-fraction-static (None: omitted);
     mtp: speculative (MTP) tokens per step (0: none); index_dtype: the sparse-indexer cache
-    dtype in the engine's spelling (None: the engine's default); flags: further engine flags.
+    dtype in the engine's spelling (None: the engine's default); rope_override: the config
+    override JSON for a stated RoPE scaling (kvfit.plan.rope); flags: further engine flags.
     """
 
     model: str
@@ -40,6 +41,7 @@ class Launch:
     mem_fraction: float | None = None
     mtp: int = 0
     index_dtype: str | None = None
+    rope_override: str | None = None
     flags: dict = field(default_factory=dict)
     port: int = 8000
 
@@ -86,7 +88,8 @@ def _pieces(rules, spec: Launch, fill: dict) -> str:
         names.append("dp")
     names += [n for n, on in (("revision", spec.revision), ("utilization",
               spec.utilization is not None), ("mem_fraction", spec.mem_fraction is not None),
-              ("mtp", spec.mtp > 0), ("index_dtype", spec.index_dtype)) if on and n in pieces]
+              ("mtp", spec.mtp > 0), ("index_dtype", spec.index_dtype),
+              ("rope_scaling", spec.rope_override)) if on and n in pieces]
     return "".join(" " + pieces[n].format(**fill) for n in names)
 
 
@@ -136,6 +139,7 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
             "revision": spec.revision, "utilization": f"{spec.utilization:g}" if
             spec.utilization is not None else None, "mem_fraction": spec.mem_fraction,
             "mtp": spec.mtp, "mtp_draft": spec.mtp + 1, "index_dtype": spec.index_dtype,
+            "rope_override": shlex.quote(spec.rope_override or ""),
             "concurrency": "{concurrency}", "input_tokens": max(1, spec.context - 256),
             "output_tokens": 256, "num_prompts": "{num_prompts}", "nnodes": spec.hosts,
             "node_rank": 0, "head": "HEAD_IP"}
@@ -147,6 +151,10 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
     note = cmds.get("layout_notes", {}).get(spec.parallelism)
     if note:
         notes.append(note.format(**fill))
+    if spec.rope_override and "rope_scaling" not in cmds.get("layout_flags", {}):
+        notes.append(f"{rules.engine} {rules.version}: kvfit has no checked spelling for the "
+                     f"stated RoPE scaling; pass {spec.rope_override} as this version's config "
+                     "override")
     return {"engine": engine, "version": rules.version, "version_basis": how, "launch": one,
             "hosts": hosts, "notes": notes, "bench": cmds["bench"].format(**fill),
             "source": cmds.get("source")}

@@ -45,6 +45,7 @@ class Model:
     cache_dtypes: tuple = ()
     capacity: Capacity = field(default_factory=Capacity)
     declared: int | None = None
+    rope: object = None
     memo: dict = field(default_factory=dict, repr=False)
 
     def at(self, ctx: int) -> list:
@@ -100,21 +101,30 @@ def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
     return kv, index, model, layout
 
 
-def _context(req, fields, warnings) -> tuple[int, int | None, str]:
+def _context(req, fields, warnings) -> tuple[int, int | None, str, object]:
+    """(context, maximum, where the context came from, the stated RoPE scaling or None)."""
+    from .rope import how_to_state, scaling
+
     declared = fields["max_context"].value
+    rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings)
+    where = fields["max_context"].provenance
+    if rope is not None:
+        declared = rope.max_tokens
+        where = (f"{rope.factor_text()} from {rope.source}, over {where}")
     if req.context is None:
         if declared is None:
             raise UsageError("the config declares no maximum context; pass --context.")
-        return declared, declared, f"the declared maximum ({fields['max_context'].provenance})"
+        return declared, declared, f"the declared maximum ({where})", rope
     ctx = parse_context(req.context)
     if declared is not None and ctx > declared:
         if not req.allow_context_overflow:
             raise UsageError(f"context {ctx:,} exceeds the checkpoint's declared maximum of "
-                             f"{declared:,} tokens ({fields['max_context'].provenance}).",
-                             hint="Use --allow-context-overflow to plan it anyway; the result "
-                                  "is then labelled hypothetical.")
+                             f"{declared:,} tokens ({where}).",
+                             hint=how_to_state(ctx, declared) if rope is None else
+                             "Raise the factor, or use --allow-context-overflow to plan it "
+                             "anyway; the result is then labelled hypothetical.")
         warnings.append(f"HYPOTHETICAL: context {ctx:,} exceeds the declared maximum {declared:,}.")
-    return ctx, declared, f"user: --context {req.context}"
+    return ctx, declared, f"user: --context {req.context}", rope
 
 
 def _weights(req, meta, res, quant, model_bytes, warnings):
@@ -197,7 +207,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     cap, engine = engine_setup(req, meta, res, warnings)
     kv, index, model, layout = _dtypes(req, meta, root, root_name, quant, warnings, engine)
     layout = req.cache_layout or layout
-    ctx, declared, ctx_source = _context(req, fields, warnings)
+    ctx, declared, ctx_source, rope = _context(req, fields, warnings)
     rope_warning(root, prefix, warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}
@@ -211,7 +221,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
                       kv_bytes=float(kv.bytes))
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
-              own, caches, cap, declared)
+              own, caches, cap, declared, rope)
     headers = _headers(req, meta, n_layers, warnings)
     head = {
         "report_version": REPORT_VERSION, "model": model_section(meta),
@@ -219,6 +229,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
         "architecture": architecture_section(arch, fields, n_layers, sets),
         "context_tokens": ctx, "context_source": ctx_source, "max_context_tokens": declared,
         "hypothetical": declared is not None and ctx > declared,
+        **({"rope_scaling": rope.section()} if rope is not None else {}),
         "kv_dtype": kv.name,
         "dtypes": {k: {"name": d.name, "bytes_per_value": str(d.bytes), "provenance": d.provenance,
                        "note": d.note} for k, d in (("kv", kv), ("index", index), ("model", model))},

@@ -3,7 +3,9 @@
 Everything comes from the plan: the recommended layout (TP, DP, attention-DP, EP), the
 resolved utilization (vLLM) or the memory fraction the engine model used (SGLang, when the
 user stated --utilization or --mem-fraction-static), the KV-cache dtype the engine was given,
-the planned context, the checkpoint revision, and MTP with --mtp.
+the planned context, the checkpoint revision, MTP with --mtp, and a stated RoPE scaling as the
+engine's config override (vLLM --hf-overrides, SGLang --json-model-override-args; see
+kvfit.plan.rope for why max_position_embeddings goes with it).
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ def launch_command(req, m, report: dict) -> dict | None:
                   parallelism=lay["parallelism"], tp=lay["tp"], dp=lay["dp"],
                   attention_dp=lay.get("attention_dp"), attention_tp=lay.get("attention_tp"),
                   hosts=_hosts(req, report["hardware"]), utilization=util, mem_fraction=mfs,
-                  mtp=_mtp_tokens(req, m), index_dtype=_index_dtype(req, m), flags=flags)
+                  mtp=_mtp_tokens(req, m), index_dtype=_index_dtype(req, m),
+                  rope_override=m.rope.override() if m.rope is not None else None, flags=flags)
     out = launch(engine, req.engine_version, spec)
     out["layout"] = lay["label"]
     out["layout_id"] = lay["id"]

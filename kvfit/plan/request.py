@@ -23,6 +23,8 @@ class PlanRequest:
     was chosen when --engine was not given (an engine-only flag, or --print-command).
     tp: the model-group size (attention-DP + EP: the EP group); dp: replicas (or model
     groups), attention_dp: attention-DP groups per model group, when the user fixed them.
+    rope_scaling: the RoPE scaling the deployment serves with (kvfit.plan.rope), which raises
+    the declared maximum context; rope_scaling_source: the flag or preset key that stated it.
     """
 
     model: str | None = None
@@ -32,6 +34,8 @@ class PlanRequest:
     index_dtype: str = "auto"
     weight_gib: float | None = None
     allow_context_overflow: bool = False
+    rope_scaling: dict | None = None
+    rope_scaling_source: str | None = None
     hardware: str | None = None
     gpus: int | None = None
     system: str | None = None

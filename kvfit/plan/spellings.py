@@ -11,6 +11,8 @@ without `--engine` selects X, so the command and the capacity come from one mode
 
 from __future__ import annotations
 
+import json
+
 from ..engines.cli_args import _FLAGS, ALIASES
 from ..errors import UsageError
 
@@ -55,6 +57,7 @@ class _Knobs:
     def put(self, knob: str, spelling: str, value, same=lambda a, b: a == b):
         if knob in self.given and not same(self.given[knob][1], value):
             first, v = self.given[knob]
+            v, value = (json.dumps(x) if isinstance(x, dict) else x for x in (v, value))
             raise UsageError(f"{first} {v} and {spelling} {value} set the same knob to different "
                              "values.", hint="Give one of them (they are spellings of one "
                              "setting).")
@@ -105,12 +108,27 @@ def resolve(ns: dict) -> dict:
         if dest in aliases:
             k.put("context", _flag(dest), int(aliases[dest]))
     _layout_aliases(aliases, k)
+    _rope(ns, aliases, k, out)
     for knob, (_, value) in k.given.items():
         if knob not in ns:          # kvfit's own flag already carries its value (as typed)
             out[knob] = value
     out |= {"engine": engine, "engine_version": opts["version"], "engine_flags": flags,
             "engine_overrides": opts["overrides"], "print_command": opts["print_command"]}
     return out
+
+
+def _rope(ns: dict, aliases: dict, k: _Knobs, out: dict) -> None:
+    """--rope-scaling = vLLM --hf-overrides rope_scaling = SGLang --json-model-override-args."""
+    from .rope import from_overrides, parse_rope
+
+    if "rope_scaling" in ns:
+        k.put("rope_scaling", "--rope-scaling", parse_rope(ns.pop("rope_scaling")))
+    for dest in ("hf_overrides", "json_model_override_args"):
+        if dest in aliases:
+            k.put("rope_scaling", _flag(dest), from_overrides(aliases[dest], _flag(dest)))
+    if "rope_scaling" in k.given:
+        spelling, out["rope_scaling"] = k.given["rope_scaling"]
+        out["rope_scaling_source"] = f"user: {spelling}"
 
 
 def _select(out: dict, engine: str, why: str) -> str:

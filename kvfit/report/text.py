@@ -37,6 +37,11 @@ def _verdict(r: dict) -> list[str]:
     rev = f"@{m['revision'][:12]}" if m.get("revision") else ""
     head = (f"kvfit: {m['source']}{rev} ({m['origin']}) | {r['architecture']['id']} | "
             f"{r['context_tokens']:,} tokens | KV {r['kv_dtype']}")
+    rope = r.get("rope_scaling")
+    if rope:
+        was = rope["declared_max_tokens"]
+        head += (f" | RoPE {rope['rope_type']} x{rope['factor']:g} ({rope['source']}): maximum "
+                 + (f"{was:,} -> " if was else "") + f"{rope['max_context_tokens']:,}")
     lay = _chosen(r)
     if r.get("search") and not r["layouts"]:
         line = "NO CANDIDATE: no system family holds the target under these settings."

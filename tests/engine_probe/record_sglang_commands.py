@@ -22,13 +22,16 @@ HERE = Path(__file__).resolve().parent
 KEYS = ("model_path", "revision", "tp_size", "dp_size", "attn_dp_size", "ep_size",
         "mem_fraction_static", "kv_cache_dtype", "context_length", "speculative_algorithm",
         "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
-        "nnodes", "node_rank", "port")
+        "nnodes", "node_rank", "port", "json_model_override_args")
 PLANS = [
     ["zai-org/GLM-5.3", "--system", "dgx-b300", "--context", "128k", "--kv-dtype", "fp8",
      "--mtp", "--utilization", "0.8", "--parallelism", "sglang-dpa"],
     ["Qwen/Qwen3-32B", "--hardware", "h100-80", "--gpus", "8", "--context", "32k",
      "--kv-dtype", "fp8"],
     ["Qwen/Qwen3-32B", "--system", "dgx-h100", "--nodes", "2", "--context", "32k"],
+    ["Qwen/Qwen3-32B", "--hardware", "h100-80", "--gpus", "8", "--context", "128k",
+     "--kv-dtype", "fp8", "--rope-scaling",
+     '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'],
 ]
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 KEYS = ("model", "revision", "tensor_parallel_size", "data_parallel_size",
         "enable_expert_parallel", "gpu_memory_utilization", "kv_cache_dtype", "max_model_len",
-        "speculative_config", "nnodes", "node_rank", "headless", "attention_config", "port")
+        "speculative_config", "nnodes", "node_rank", "headless", "attention_config", "port", "hf_overrides")
 PLANS = [
     ["zai-org/GLM-5.3", "--system", "dgx-b300", "--context", "128k", "--kv-dtype", "fp8",
      "--mtp", "--utilization", "0.8", "--parallelism", "vllm-dp-ep"],
@@ -31,6 +31,9 @@ PLANS = [
      "--utilization", "0.85", "--kv-dtype", "fp8"],
     ["openai/gpt-oss-120b", "--system", "dgx-h100", "--nodes", "2", "--context", "128k",
      "--concurrent-users", "64"],
+    ["Qwen/Qwen3-32B", "--hardware", "h100-80", "--gpus", "8", "--context", "128k",
+     "--kv-dtype", "fp8", "--rope-scaling",
+     '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'],
 ]
 
 

@@ -65,6 +65,7 @@ FIELDS = [
     "dist_init_addr",
     "host",
     "port",
+    "json_model_override_args",
 ]
 
 ENTRYPOINTS = (
