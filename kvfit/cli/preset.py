@@ -17,11 +17,12 @@ ROOT_KEYS = {
     "concurrent_users": int, "active_sequences_per_user": int, "memory_basis": str,
     "cache_layout": str, "mtp": bool, "offline": bool, "timeout": _NUM, "verify_headers": bool,
     "system": str, "nodes": int, "systems": list, "max_nodes": int, "parallelism": str,
-    "device_memory_gib": _NUM, "max_context": bool, "min_gpus": bool,
+    "device_memory_gib": _NUM, "max_context": bool, "min_gpus": bool, "rope_scaling": str,
 }
 TABLES = {"output": {"json": bool},
-          "engine": {"check": str, "python": str, "probe": str, "tp": int, "timeout": _NUM,
-                     "require_pass": bool}}
+          "engine": {"check": (str, list), "python": str, "probe": str, "tp": int,
+                     "timeout": _NUM, "require_pass": bool}}
+CHECKS = ("vllm", "sglang")
 # Table keys that become a differently named request key ([engine] check -> check_engine).
 RENAMES = {"engine": {"check": "check_engine", "python": "engine_python",
                       "probe": "engine_probe", "tp": "engine_tp", "timeout": "engine_timeout",
@@ -65,6 +66,9 @@ def load_preset(path: Path, for_calibration: bool = False) -> dict:
     root = {k: v for k, v in data.items() if not isinstance(v, dict)}
     out = _check(root, ROOT_KEYS, "")
     for name, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
+        if name == "rope_scaling":          # a [rope_scaling] table or an inline table
+            out |= _rope(table)
+            continue
         if name == "calibration":
             from ..calibrate.config import check_table
             check_table(table)
@@ -78,6 +82,10 @@ def load_preset(path: Path, for_calibration: bool = False) -> dict:
                              + ".")
         names = RENAMES.get(name, {})
         out |= {names.get(k, k): v for k, v in _check(table, TABLES[name], f"{name}.").items()}
+    if isinstance(out.get("check_engine"), list):
+        out["check_engine"] = _check_list(out["check_engine"])
+    if isinstance(out.get("rope_scaling"), str):        # rope_scaling = '{"rope_type": ...}'
+        out |= _rope(out["rope_scaling"])
     model = out.get("model")
     if model and not Path(model).is_absolute() and (path.parent / model).exists():
         out["model"] = str(path.parent / model)
@@ -85,3 +93,20 @@ def load_preset(path: Path, for_calibration: bool = False) -> dict:
     if python and ("/" in python or os.sep in python) and not Path(python).is_absolute():
         out["engine_python"] = str(path.parent / python)   # relative to the preset's folder
     return out
+
+
+def _rope(value) -> dict:
+    """rope_scaling as a table, an inline table or a JSON string -> the request's knob."""
+    from ..plan.rope import parse_rope
+    return {"rope_scaling": parse_rope(value, "preset rope_scaling"),
+            "rope_scaling_source": "preset rope_scaling"}
+
+
+def _check_list(names: list[str]) -> str:
+    """[engine] check = ["vllm"] / ["vllm", "sglang"] (the brief's spelling) -> vllm / all."""
+    bad = [n for n in names if n not in (*CHECKS, "all")]
+    if bad or not names:
+        raise UsageError(f"preset key 'engine.check' lists {bad or 'no engine'}: use vllm, "
+                         "sglang or all (a string, or a list such as [\"vllm\"]).")
+    chosen = set(names)
+    return "all" if "all" in chosen or chosen == set(CHECKS) else names[0]
