@@ -119,18 +119,62 @@ def find_accelerator(text: str) -> Accelerator:
         return Accelerator(text, f"custom accelerator with {gib:g} GiB", (), gib, None, None,
                            False, None)
     table = accelerators()
-    if text not in table:
+    key = _lookup(text, table)
+    if key is None:
         ids = ", ".join(sorted({a.id for a in table.values()}))
-        raise UsageError(f"unknown hardware '{text}'.", hint=f"Known presets: {ids}; or "
-                         "custom:<GiB>. `kvfit --list-hardware` shows them with their memory.")
-    return table[text]
+        raise UsageError(f"unknown hardware '{text}'.{_did_you_mean(text, table)}",
+                         hint=f"Known presets: {ids}; or custom:<GiB>. `kvfit --list-hardware` "
+                         "shows them with their memory.")
+    return table[key]
 
 
 def find_system(text: str) -> System:
     """Look up a system preset by id or alias (`kvfit --list-systems`)."""
     table = systems()
-    if text not in table:
+    key = _lookup(text, table)
+    if key is None:
         ids = ", ".join(sorted({s.id for s in table.values()}))
-        raise UsageError(f"unknown system '{text}'.", hint=f"Known systems: {ids}. "
-                         "`kvfit --list-systems` shows their accelerators and scale-up domains.")
-    return table[text]
+        raise UsageError(f"unknown system '{text}'.{_did_you_mean(text, table)}",
+                         hint=f"Known systems: {ids}. `kvfit --list-systems` shows their "
+                         "accelerators and scale-up domains.")
+    return table[key]
+
+
+def _lookup(text: str, table: dict) -> str | None:
+    """The table key for an id or alias in any letter case (H100-80 = h100-80)."""
+    if text in table:
+        return text
+    folded = {k.casefold(): k for k in table}
+    return folded.get(str(text).strip().casefold())
+
+
+def _did_you_mean(text: str, table: dict) -> str:
+    """' Did you mean ...?' naming the close preset ids (ids, not aliases), or ''."""
+    import difflib
+
+    typed = str(text).strip().casefold()
+    ids = sorted({v.id for v in table.values()})
+    close = [v.id for k, v in table.items() if typed and (k.casefold().startswith(typed)
+                                                           or typed.startswith(k.casefold()))]
+    close += [table[k].id for k in difflib.get_close_matches(typed, list(table), n=4,
+                                                                 cutoff=0.75)]
+    close = [i for i in dict.fromkeys(close) if i in ids][:5]
+    return f" Did you mean {' or '.join(close)}?" if close else ""
+
+
+def alias_note(text: str | None) -> str | None:
+    """For an alias shared by a family (h100 = h100-80, beside h100-pcie-80 and h100-nvl-94):
+    which preset it was read as, and the close ones."""
+    if not text or text.startswith("custom:"):
+        return None
+    table = accelerators()
+    key = _lookup(text, table)
+    if key is None or table[key].id.casefold() == str(text).strip().casefold():
+        return None
+    acc, typed = table[key], str(text).strip().casefold()
+    others = sorted({a.id for k, a in table.items() if a.id != acc.id and (
+        a.id.startswith(typed + "-") or k.casefold().startswith(typed + "-"))})
+    if not others:
+        return None
+    return (f"--hardware {text} is read as {acc.id} ({acc.name}); close presets: "
+            f"{', '.join(others)}.")
