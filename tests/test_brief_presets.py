@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli
 from kvfit.cli.preset import load_preset
+
+from conftest import run_cli
 
 # Copied from the brief's "Reusable TOML presets" section.
 INKLING = """\

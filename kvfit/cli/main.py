@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import KvfitError
 
-SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit")
+SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit", "hardware")
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "explain-log":
             from .explain_log import run as explain
             return explain(argv[1:])
+        if argv and argv[0] == "hardware":
+            from .hardware_cmd import run as hardware
+            return hardware(argv[1:])
         if argv and argv[0] == "audit":
             from ..audit.cli import run as audit
             return audit(argv[1:])

@@ -85,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "weights that miss a declared layer")
     g.add_argument("--timeout", type=float, help="Hub request timeout in seconds (default 10)")
     h = p.add_argument_group("hardware and layout")
-    h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...) "
-                   "or custom:<GiB>")
+    h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...; "
+                   "any letter case), custom:<GiB>, or auto: the local GPUs nvidia-smi reports, "
+                   "mapped to their preset (all of them unless --gpus is smaller)")
     h.add_argument("--gpus", type=int, help="number of accelerators (default 1); with "
                    "--min-gpus, the largest count tried (default 1024)")
     h.add_argument("--system", help="a complete system preset (dgx-h100, dgx-b300, gb200-nvl72, "
@@ -106,10 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 0.9)")
     h.add_argument("--runtime-reserve-gib", type=float, help="fixed GiB per GPU kept out of "
                    "the budget for runtime overheads (default 0)")
-    h.add_argument("--memory-basis", choices=["visible", "nominal"], help="budget from the "
-                   "memory the driver reports (default; e.g. 275,040 MiB = 268.6 GiB for a B300 "
-                   "sold as 288 GB) or the nominal size; unified-memory parts use their "
-                   "documented planning default")
+    h.add_argument("--memory-basis", choices=["visible", "nominal", "free"], help="budget "
+                   "from the memory the driver reports (default; e.g. 275,040 MiB = 268.6 GiB "
+                   "for a B300 sold as 288 GB), the nominal size, or (with --hardware auto) the "
+                   "memory nvidia-smi reports free on the least free GPU now; unified-memory "
+                   "parts use their documented planning default")
     h.add_argument("--device-memory-gib", type=float, help="memory per accelerator in GiB, "
                    "overriding both bases")
     h.add_argument("--concurrent-users", type=int, help="users to serve at once (default 1)")

@@ -280,7 +280,14 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
                       print_command=engine.get("print_command"))
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
+    from ..detect import apply
+    from ..hardware import alias_note
+    req, detected = apply(req, warnings)
+    if alias_note(req.hardware):
+        warnings.append(alias_note(req.hardware))
     m, report = prepare(req, warnings)
+    if detected is not None:
+        report["detected_hardware"] = detected
     stated = req.utilization is not None
     req = resolved(req)
     report |= state_sections(m, m.comps, m.ctx)

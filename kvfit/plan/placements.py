@@ -10,8 +10,8 @@ from ..errors import UsageError
 from . import systems
 from .layouts import Budget, best_of, layout, recommend, summary, tp_candidates, tp_problems
 
-GIB = 1024**3
-OTHER_BASIS = {"visible": "nominal", "nominal": "visible"}
+GIB, MIB = 1024**3, 1024**2
+OTHER_BASIS = {"visible": "nominal", "nominal": "visible", "free": "visible"}
 
 
 def topology(req) -> systems.Topology | None:
@@ -40,6 +40,10 @@ def budget(req, acc, basis: str | None = None) -> tuple[Budget, dict]:
     if gib is not None and (isinstance(gib, bool) or not 0 < gib <= 100_000):
         raise UsageError(f"--device-memory-gib {gib} must be a size in GiB from 0 to 100000.")
     mem, detail = acc.memory(basis, gib)
+    if basis == "free" and gib is None:       # --hardware auto --memory-basis free
+        free = req.detected["free_mib"]
+        mem, detail = free * MIB, (f"free: {free:,} MiB on the least free GPU, reported by "
+                                   "nvidia-smi when the plan ran")
     b = Budget(mem, req.utilization, round(req.runtime_reserve_gib * GIB))
     return b, {"id": acc.id, "name": acc.name, "memory_bytes_per_gpu": mem,
                "memory_basis": "override" if gib is not None else basis,

@@ -23,6 +23,8 @@ class PlanRequest:
     was chosen when --engine was not given (an engine-only flag, or --print-command).
     tp: the model-group size (attention-DP + EP: the EP group); dp: replicas (or model
     groups), attention_dp: attention-DP groups per model group, when the user fixed them.
+    detected: what `--hardware auto` saw (kvfit.detect), set by the plan; memory_basis "free"
+    budgets from its least free GPU.
     rope_scaling: the RoPE scaling the deployment serves with (kvfit.plan.rope), which raises
     the declared maximum context; rope_scaling_source: the flag or preset key that stated it.
     """
@@ -75,6 +77,7 @@ class PlanRequest:
     print_command: str | None = None
     engine_selected_by: str | None = None
     suggest: bool = True
+    detected: dict | None = None
     explicit: set = field(default_factory=set)
 
     @classmethod

@@ -62,6 +62,8 @@ def _verdict(r: dict) -> list[str]:
         line = (f"HYPOTHETICAL (context {r['context_tokens']:,} exceeds the declared maximum "
                 f"{r['max_context_tokens']:,}): {line}")
     out = [head, line]
+    if r.get("detected_hardware"):
+        out.append(r["detected_hardware"]["summary"])
     cap = r["capacity_model"]
     if r["layouts"]:
         if cap["name"] == "static":

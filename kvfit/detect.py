@@ -1,0 +1,169 @@
+"""The local accelerators: `--hardware auto` and `kvfit hardware detect [--json]`.
+
+kvfit asks the driver's own tool, `nvidia-smi --query-gpu=name,memory.total,memory.free
+--format=csv,noheader,nounits` (one line per GPU, MiB), and maps each name to a hardware
+preset by the NAMES table below (most specific pattern first). NVML is not a dependency.
+A plan on `--hardware auto` runs on N x that preset (N = the GPUs seen, or --gpus when
+smaller) and says what it saw; `--memory-basis free` budgets from the least free GPU's free
+memory instead of the preset's. Without nvidia-smi, with GPUs of two kinds, or with a name no
+preset matches, the run exits 2 with one paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+QUERY = ["--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"]
+# nvidia-smi product names -> preset ids (case-insensitive regex, first match wins).
+NAMES = [
+    (r"\bGB10\b", "dgx-spark"), (r"\bGB200\b", "gb200-186"), (r"\bGB300\b", "gb300-288"),
+    (r"\bGH200\b.*\b144", "gh200-144"), (r"\bGH200\b", "gh200-96"),
+    (r"\bH200\b.*\bNVL\b", "h200-nvl-141"), (r"\bH200\b", "h200-141"),
+    (r"\bH100\b.*\bNVL\b", "h100-nvl-94"), (r"\bH100\b.*\bPCIe\b", "h100-pcie-80"),
+    (r"\bH100\b", "h100-80"), (r"\bH20\b", "h20-96"),
+    (r"\bB300\b", "b300-288"), (r"\bB200\b", "b200-180"),
+    (r"\bA100\b.*\b40GB\b", "a100-40"), (r"\bA100\b.*\bPCIe\b", "a100-pcie-80"),
+    (r"\bA100\b", "a100-80"), (r"\bA10G\b", "a10g-24"), (r"\bA10\b", "a10-24"),
+    (r"\bL40S\b", "l40s-48"), (r"\bL4\b", "l4-24"),
+    (r"\bRTX PRO 6000\b", "rtx-pro-6000-96"), (r"\bRTX 5090\b", "rtx-5090-32"),
+    (r"\bRTX 4090\b", "rtx-4090-24"), (r"\bThor\b", "jetson-thor-128"),
+]
+NO_TOOL = ("--hardware auto: no nvidia-smi on PATH, so kvfit cannot see a local NVIDIA GPU "
+           "(none is installed, the driver is missing, or this is a container without GPU "
+           "access).")
+NO_TOOL_HINT = ("Name the accelerator instead: --hardware h100-80 --gpus 8, --system dgx-spark, "
+                "or --hardware custom:<GiB> (`kvfit --list-hardware` lists the presets).")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One line of nvidia-smi: name, total and free MiB (None where it reports [N/A])."""
+
+    index: int
+    name: str
+    total_mib: int | None
+    free_mib: int | None
+
+
+def _mib(text: str) -> int | None:
+    text = text.strip()
+    return int(float(text)) if re.fullmatch(r"\d+(\.\d+)?", text) else None
+
+
+def query(timeout: float = 15.0) -> list[Gpu]:
+    """The local GPUs as nvidia-smi reports them (exit 2 when it cannot answer)."""
+    tool = shutil.which("nvidia-smi")
+    if tool is None:
+        raise UsageError(NO_TOOL, hint=NO_TOOL_HINT)
+    try:
+        done = subprocess.run([tool, *QUERY], capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"--hardware auto: nvidia-smi did not answer ({exc}).",
+                         hint=NO_TOOL_HINT) from None
+    lines = [x for x in done.stdout.splitlines() if x.strip()]
+    if done.returncode != 0 or not lines:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        raise UsageError("--hardware auto: nvidia-smi found no usable GPU (exit "
+                         f"{done.returncode}{': ' + said[0] if said else ''}).",
+                         hint=NO_TOOL_HINT)
+    gpus = []
+    for i, line in enumerate(lines):
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 3 or not parts[0]:
+            raise UsageError(f"--hardware auto: cannot read nvidia-smi's line {line!r} "
+                             "(expected name, memory.total, memory.free).", hint=NO_TOOL_HINT)
+        gpus.append(Gpu(i, parts[0], _mib(parts[1]), _mib(parts[2])))
+    return gpus
+
+
+def preset_for(name: str) -> str | None:
+    """The hardware preset id for an nvidia-smi product name (None when none matches)."""
+    for pattern, preset in NAMES:
+        if re.search(pattern, name, re.IGNORECASE):
+            return preset
+    return None
+
+
+def detect(gpus: list[Gpu] | None = None) -> dict:
+    """What was seen and the preset it maps to: {"tool", "gpus", "count", "name", "preset",
+    "total_mib", "free_mib" (least free GPU), "unified", "notes"}; exit 2 when unmappable."""
+    from .hardware import find_accelerator
+
+    gpus = query() if gpus is None else gpus
+    names = sorted({g.name for g in gpus})
+    seen = [{"index": g.index, "name": g.name, "total_mib": g.total_mib,
+             "free_mib": g.free_mib, "preset": preset_for(g.name)} for g in gpus]
+    if len(names) > 1:
+        raise UsageError(f"--hardware auto: nvidia-smi reports GPUs of {len(names)} kinds "
+                         f"({'; '.join(names)}); kvfit plans one accelerator type.",
+                         hint="Pass --hardware ID --gpus N for the GPUs to plan on.")
+    preset = preset_for(names[0])
+    total = min((g.total_mib for g in gpus if g.total_mib is not None), default=None)
+    if preset is None:
+        size = f"custom:{total / 1024:.0f}" if total else "custom:<GiB>"
+        raise UsageError(f"--hardware auto: nvidia-smi reports '{names[0]}'"
+                         + (f" ({total:,} MiB)" if total else "") + ", which no kvfit "
+                         "hardware preset matches.", hint=f"Pass --hardware {size} (its "
+                         "memory in GiB) or a preset id from `kvfit --list-hardware`.")
+    acc = find_accelerator(preset)
+    free = [g.free_mib for g in gpus]
+    out = {"tool": "nvidia-smi " + " ".join(QUERY), "gpus": seen, "count": len(gpus),
+           "name": names[0], "preset": acc.id, "total_mib": total,
+           "free_mib": None if None in free else min(free), "unified": acc.unified,
+           "notes": []}
+    if total and acc.visible_mib and abs(total - acc.visible_mib) > 0.02 * acc.visible_mib:
+        out["notes"].append(f"nvidia-smi reports {total:,} MiB per GPU, the {acc.id} preset "
+                            f"{acc.visible_mib:,} MiB: the plan uses the preset's figure "
+                            "(--memory-basis free or --device-memory-gib budget otherwise).")
+    if acc.unified:
+        out["notes"].append(f"{acc.name} has unified memory shared with the CPU and the "
+                            "operating system: kvfit plans on the preset's documented planning "
+                            "default, not on what nvidia-smi reports; close other programs "
+                            "and check the budget before serving.")
+    return out
+
+
+def describe(d: dict, used: int, lead: str = "--hardware auto: ", verb: str = "planned on"
+             ) -> str:
+    """One sentence: what nvidia-smi saw and what the plan runs on."""
+    mem = (f"{d['total_mib']:,} MiB total" if d["total_mib"] else "memory total not reported")
+    if d["free_mib"] is not None:
+        mem += f", {d['free_mib']:,} MiB free on the least free"
+    subset = f" (the first {used} of {d['count']}: --gpus)" if used < d["count"] else ""
+    return (f"{lead}nvidia-smi sees {d['count']} x {d['name']} ({mem}); {verb} "
+            f"{used} x {d['preset']}{subset}.")
+
+
+def apply(req, warnings: list[str]):
+    """(request on the detected preset, the report's `detected_hardware`) for --hardware auto;
+    the request unchanged and None otherwise."""
+    from dataclasses import replace
+
+    if req.memory_basis == "free" and str(req.hardware or "").casefold() != "auto":
+        raise UsageError("--memory-basis free budgets from the free memory nvidia-smi reports, "
+                         "so it needs --hardware auto.", hint="Add --hardware auto, or use "
+                         "--device-memory-gib G for a figure you measured.")
+    if str(req.hardware or "").casefold() != "auto":
+        return req, None
+    if req.system is not None:
+        raise UsageError("--hardware auto and --system both name the accelerators; give one.")
+    d = detect()
+    used = d["count"] if req.gpus is None else req.gpus
+    if not 0 < used <= d["count"]:
+        raise UsageError(f"--gpus {req.gpus} with --hardware auto: nvidia-smi sees "
+                         f"{d['count']} x {d['name']}.", hint="Give at most that many, or "
+                         "name the hardware (--hardware ID --gpus N) to plan GPUs not here.")
+    if req.memory_basis == "free" and d["free_mib"] is None:
+        raise UsageError(f"--memory-basis free: nvidia-smi reports no free memory for "
+                         f"{d['name']}" + (" (unified memory)" if d["unified"] else "") + ".",
+                         hint="Use --device-memory-gib G with the memory you can give the "
+                              "engine (on a unified-memory system, what `free -g` leaves).")
+    warnings.extend(d["notes"])
+    return (replace(req, hardware=d["preset"], gpus=used, detected=d),
+            d | {"planned_gpus": used, "summary": describe(d, used)})
