@@ -13,7 +13,10 @@ def parser() -> Parser:
                "nvidia-smi (name, total and free memory per GPU) and maps the GPUs to the "
                "hardware preset `--hardware auto` would plan on.")
     sub = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    d = sub.add_parser("detect", help="read the local GPUs and name their preset")
+    d = sub.add_parser("detect", help="read the local GPUs and name their preset",
+                       description="Read the local GPUs with nvidia-smi (name, total and free "
+                       "MiB) and name the preset --hardware auto plans on; exit 2 without "
+                       "nvidia-smi.")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..audit.cli import build_parser as audit_parser
 from ..calibrate.cli import build_parser as calibrate_parser
 from .explain_log import build_parser as explain_parser
+from .hardware_cmd import parser as hardware_parser
 from .plan_args import build_parser
 from .specs_cmd import build_parser as specs_parser
 
@@ -21,6 +22,9 @@ def man_parser():
     for action in specs_parser()._subparsers._group_actions[0].choices.items():
         name, sp = action
         sub.add_parser(f"specs {name}", help=sp.description or "", parents=[sp], add_help=False)
+    for name, sp in hardware_parser()._subparsers._group_actions[0].choices.items():
+        sub.add_parser(f"hardware {name}", help=sp.description or sp.format_usage(),
+                       parents=[sp], add_help=False)
     for name, maker in (("calibrate", calibrate_parser), ("audit", audit_parser),
                         ("explain-log", explain_parser)):
         sp = maker()

@@ -33,6 +33,8 @@ examples:
   kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
   kvfit examples/qwen3-32b-h100.toml --context 64k
   kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
+  kvfit openai/gpt-oss-20b --hardware auto --context 128k   (the local GPUs, via nvidia-smi)
+  kvfit hardware detect [--json]   (what --hardware auto sees)
   kvfit calibrate deployment.toml --dry-run   (measure the plan on the host)
   kvfit specs list            (supported architectures)
   kvfit specs check FILE.yaml (validate a contributor's spec)
