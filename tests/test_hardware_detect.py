@@ -153,3 +153,18 @@ def test_hardware_detect_text_and_json(smi):
     assert d["free_mib"] == 30000 and d["unified"] is False
     code, _, err = run_cli("hardware")
     assert code == 2 and "Traceback" not in err
+
+
+def test_detected_reports_validate_against_the_schema(smi):
+    import json
+    from pathlib import Path
+
+    import jsonschema
+    schema = json.loads((Path(__file__).parents[1] / "schemas" / "report.schema.json")
+                        .read_text())
+    smi(RTX)
+    for extra in ((), ("--memory-basis", "free"), ("--engine", "vllm")):
+        code, r = run_json(*PLAN, *extra)
+        jsonschema.validate(r, schema)
+    smi(["NVIDIA GB10, [N/A], [N/A]"])
+    jsonschema.validate(run_json(*PLAN)[1], schema)

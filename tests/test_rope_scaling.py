@@ -185,3 +185,40 @@ def test_a_bad_preset_scaling_is_refused(tmp_path):
     preset.write_text('model = "Qwen/Qwen3-32B"\n[rope_scaling]\nfactor = 4\n')
     code, _, err = run_cli(str(preset), "--offline")
     _clean(code, err, "preset rope_scaling needs a rope_type")
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_engine_capacity_admits_the_raised_maximum(engine):
+    """Without scaling (only --allow-context-overflow) vLLM refuses 131,072 > its derived
+    40,960; with the stated scaling the engine's own maximum is the raised one."""
+    code, r = run_json(*BRIEF, "--rope-scaling", ROPE, "--engine", engine)
+    assert code == 0 and r["capacity_model"]["name"] == engine
+    assert r["recommended"]["max_sequences"] > 0
+    if engine == "vllm":
+        code, r = run_json(*BRIEF, "--allow-context-overflow", "--engine", "vllm")
+        assert code == 1 and r["hypothetical"] is True
+        assert "greater than the derived max_model_len (40960)" in r["layouts"][0]["reason"]
+
+
+def test_a_config_scaling_is_replaced_and_said_so():
+    # Llama-3.1-8B declares llama3 x8 over 8,192 with max_position_embeddings 131,072; a
+    # stated yarn x2 without an original counts from the declared 131,072: 262,144 tokens
+    code, r = run_json("meta-llama/Llama-3.1-8B", "--hardware", "h100-80", "--offline",
+                       "--rope-scaling", '{"rope_type": "yarn", "factor": 2}',
+                       "--print-command", "sglang")
+    assert r["max_context_tokens"] == 2 * 131072
+    assert any("The config already declares rope_scaling" in w for w in r["warnings"])
+    override = _override(r["engine_command"]["launch"], "--json-model-override-args")
+    # the original is written out, so SGLang's key merge cannot keep the config's 8,192
+    assert override["rope_scaling"]["original_max_position_embeddings"] == 131072
+
+
+def test_rope_reports_validate_against_the_schema():
+    from pathlib import Path
+
+    import jsonschema
+    schema = json.loads((Path(__file__).parents[1] / "schemas" / "report.schema.json")
+                        .read_text())
+    for extra in ((), ("--print-command", "sglang"), ("--engine", "vllm")):
+        code, r = run_json(*BRIEF, "--rope-scaling", ROPE, *extra)
+        jsonschema.validate(r, schema)

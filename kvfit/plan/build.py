@@ -101,12 +101,13 @@ def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
     return kv, index, model, layout
 
 
-def _context(req, fields, warnings) -> tuple[int, int | None, str, object]:
+def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]:
     """(context, maximum, where the context came from, the stated RoPE scaling or None)."""
     from .rope import how_to_state, scaling
 
     declared = fields["max_context"].value
-    rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings)
+    rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings,
+                   root.get("rope_scaling"))
     where = fields["max_context"].provenance
     if rope is not None:
         declared = rope.max_tokens
@@ -207,7 +208,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     cap, engine = engine_setup(req, meta, res, warnings)
     kv, index, model, layout = _dtypes(req, meta, root, root_name, quant, warnings, engine)
     layout = req.cache_layout or layout
-    ctx, declared, ctx_source, rope = _context(req, fields, warnings)
+    ctx, declared, ctx_source, rope = _context(req, fields, warnings, root)
     rope_warning(root, prefix, warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}

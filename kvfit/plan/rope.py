@@ -124,10 +124,17 @@ class Scaling:
 
 
 def scaling(rope: dict | None, source: str | None, declared: int | None,
-            warnings: list[str]) -> Scaling | None:
-    """The raised maximum for a stated rope_scaling (None when none was stated)."""
+            warnings: list[str], config_rope=None) -> Scaling | None:
+    """The raised maximum for a stated rope_scaling (None when none was stated).
+
+    config_rope: the config's own rope_scaling; a stated one replaces it in the engines'
+    config (vLLM sets the attribute; SGLang merges the keys into it)."""
     if not rope:
         return None
+    if isinstance(config_rope, dict) and config_rope:
+        warnings.append(f"The config already declares rope_scaling {json.dumps(config_rope)}; "
+                        f"the stated one ({source}) replaces it (SGLang merges its keys into "
+                        "the config's), and its factor counts from the declared maximum.")
     orig = rope.get("original_max_position_embeddings") or declared
     if orig is None:
         raise UsageError("the config declares no maximum context, so the RoPE scaling needs "
