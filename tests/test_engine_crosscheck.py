@@ -57,7 +57,7 @@ def test_recorded_view_covers_every_pinned_config():
 def _kvfit(model: Path):
     code, out, _ = run_cli(model, "--context", "4096", "--kv-dtype", "bf16", "--hardware",
                            "custom:10000", "--gpus", "8", "--allow-context-overflow", "--json")
-    return json.loads(out) if code in (0, 1) else None
+    return json.loads(out) if code in (0, 1, 5) else None    # 5: answered, fit not judged
 
 
 @pytest.mark.parametrize("model", DIRS, ids=lambda p: f"{p.parts[-3]}-{p.name}")

@@ -55,7 +55,7 @@ def _verdict(r: dict) -> list[str]:
         line = "NO LAYOUT: no valid layout for this model on these GPUs."
     else:
         word = {True: "FITS", False: "DOES NOT FIT", None: "UNKNOWN"}[lay["fits"]]
-        line = f"{word} ({r['capacity_model']['label']}): {lay['label']}: {lay['reason']}."
+        line = f"{word} ({r['capacity_model']['label']}): {lay['label']}: {lay['reason'].rstrip('.')}."
         if r["weights"]["source"] == "config estimate":
             line += " (Weights ESTIMATED from config shapes.)"
     if r.get("hypothetical"):
