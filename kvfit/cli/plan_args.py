@@ -14,6 +14,7 @@ exit codes:
      timed out / could not run (--check-engine)
   3  with --require-engine-pass: a requested engine did not get preflight-pass
   4  kvfit calibrate: the sweep ran but did not fully calibrate
+  70 an unexpected internal error: a kvfit bug (KVFIT_DEBUG=1 shows the traceback)
 
 examples:
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
