@@ -47,7 +47,10 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
     try:
         return resolve_online(ref, HubClient(timeout=timeout), read_headers)
     except HubUnreachable as exc:
-        return answer_offline(ref, f"the Hub could not be reached ({exc.message})", read_headers)
+        from ..textsafe import safe
+
+        reason = safe(f"the Hub could not be reached ({exc.message})", keep_newlines=False)
+        return answer_offline(ref, reason, read_headers)
 
 
 def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None:

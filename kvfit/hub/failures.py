@@ -28,7 +28,8 @@ class HubUnreachable(HubError):
 
 @dataclass(frozen=True)
 class Where:
-    """What was being read, for messages: endpoint URL, repo id, revision, file, timeout (s)."""
+    """What was being read, for messages: endpoint URL (credentials already redacted), repo id,
+    revision, file, timeout (s)."""
 
     endpoint: str
     repo_id: str
@@ -166,6 +167,7 @@ def _not_found(code: str, where: Where) -> HubError:
         return HubError(f"revision {where.revision!r} does not exist in {where.repo_id} "
                         "(HTTP 404).", hint="Check the branch, tag or commit sha.")
     if code == "EntryNotFound" or where.path:
-        return HubError(f"{where.path} is not in {where.repo_id} at {where.revision} (HTTP 404).")
+        at = where.revision or "the default branch"
+        return HubError(f"{where.path} is not in {where.repo_id} at {at} (HTTP 404).")
     return HubError(f"the repository {where.repo_id} was not found on {where.endpoint} "
                     "(HTTP 404).", hint="Check the org/name spelling.")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .. import __version__
 from ..errors import ConfigError, HubError
 from ..metadata import FileEntry
+from ..textsafe import redact
 from .failures import HubUnreachable, Where, with_retries
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
@@ -53,6 +54,7 @@ class HubClient:
         if offline_requested():
             raise HubUnreachable("offline mode is on (HF_HUB_OFFLINE), so the Hub was not asked.")
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
+        self.shown = redact(self.endpoint)  # the endpoint as messages may print it
         self.timeout = float(timeout)
 
     def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
@@ -60,13 +62,13 @@ class HubClient:
         from huggingface_hub import HfApi
 
         api = HfApi(endpoint=self.endpoint, library_name="kvfit", library_version=__version__)
-        where = Where(self.endpoint, repo_id, revision, None, self.timeout)
+        where = Where(self.shown, repo_id, revision, None, self.timeout)
         info = with_retries(lambda: api.model_info(repo_id, revision=revision,
                                                    files_metadata=True, timeout=self.timeout),
                             where)
         sha = getattr(info, "sha", None)
         if not isinstance(sha, str) or not FULL_SHA.fullmatch(sha):
-            raise HubError(f"{self.endpoint} returned no full commit sha for {where.what}.",
+            raise HubError(f"{self.shown} returned no full commit sha for {where.what}.",
                            hint="Is HF_ENDPOINT a Hugging Face Hub (or compatible mirror)?")
         files = tuple(FileEntry(s.rfilename, _size(s)) for s in (info.siblings or []))
         return RepoInfo(repo_id, sha, tuple(sorted(files, key=lambda f: f.path)))
@@ -97,10 +99,10 @@ class HubClient:
             with get_session().stream("GET", url, headers=headers, timeout=self.timeout) as resp:
                 hf_raise_for_status(resp)
                 if span is not None and resp.status_code == 200 and span[0] > 0:
-                    raise HubError(f"{self.endpoint} ignored an HTTP Range request for {path}.")
+                    raise HubError(f"{self.shown} ignored an HTTP Range request for {path}.")
                 return _read_capped(resp, span[1] if span else None)
 
-        return with_retries(call, Where(self.endpoint, repo_id, sha, path, self.timeout))
+        return with_retries(call, Where(self.shown, repo_id, sha, path, self.timeout))
 
 
 def _read_capped(resp, limit: int | None) -> bytes:
