@@ -9,7 +9,6 @@ names, GGML types and byte sizes are kept. Truncated or corrupt files raise Conf
 from __future__ import annotations
 
 import os
-import struct
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,12 +16,11 @@ from functools import cache
 from typing import Any
 
 from ..errors import ConfigError
+from .gguf_bounds import Incomplete, scan
 
 FIRST_READ_BYTES = 8 * 2**20
 MAX_PREFIX_BYTES = 64 * 2**20
 MAX_KEPT_ARRAY = 4096
-_MAX_TENSORS = 1_000_000
-_MAX_KEYS = 100_000
 _PARSE_ERRORS = (ValueError, IndexError, KeyError, OverflowError, TypeError, UnicodeDecodeError)
 
 
@@ -46,7 +44,10 @@ def read_local_gguf(path: str, size: int | None = None) -> GgufHeader:
     """Parse a GGUF file on disk; ConfigError if it is truncated or corrupt."""
     size = os.path.getsize(path) if size is None else size
     with open(path, "rb") as handle:
-        _check_counts(handle.read(24), os.path.basename(path))
+        def read_range(start: int, length: int) -> bytes:
+            handle.seek(start)
+            return handle.read(length)
+        bounded_prefix(read_range, os.path.basename(path), size)
     header, _ = _parse(path, os.path.basename(path))
     _check_fits(header, size, os.path.basename(path))
     return header
@@ -55,9 +56,8 @@ def read_local_gguf(path: str, size: int | None = None) -> GgufHeader:
 def read_remote_gguf(read_range: Callable[[int, int], bytes], name: str,
                      size: int | None) -> GgufHeader:
     """Parse a remote GGUF from ranged reads (read_range(start, length) -> bytes)."""
+    prefix = bounded_prefix(read_range, name, size)
     want = FIRST_READ_BYTES if size is None else min(FIRST_READ_BYTES, size)
-    prefix = read_range(0, want)
-    _check_counts(prefix, name)
     eof = len(prefix) < want or (size is not None and len(prefix) >= size)
     while True:
         header, data_start = _parse_bytes(prefix, name, strict=eof)
@@ -75,6 +75,28 @@ def read_remote_gguf(read_range: Callable[[int, int], bytes], name: str,
         more = read_range(len(prefix), want)
         prefix += more
         eof = len(more) < want or (size is not None and len(prefix) >= size)
+
+
+def bounded_prefix(read_range: Callable[[int, int], bytes], name: str,
+                   size: int | None) -> bytes:
+    """The file's first bytes, grown until they hold the whole header, after every count and
+    length in it was checked (gguf_bounds.scan) against the bytes left and a sane maximum."""
+    limit = MAX_PREFIX_BYTES if size is None else min(size, MAX_PREFIX_BYTES)
+    capped = size is None or size > MAX_PREFIX_BYTES
+    want = min(FIRST_READ_BYTES, limit)
+    prefix = read_range(0, want)
+    if len(prefix) < want:                            # the file ends here
+        limit, capped = len(prefix), False
+    while True:
+        try:
+            scan(prefix, name, limit, capped)
+            return prefix
+        except Incomplete:                            # len(prefix) < limit
+            want = min(len(prefix), limit - len(prefix))
+            more = read_range(len(prefix), want)
+            prefix += more
+            if len(more) < want:
+                limit, capped = len(prefix), False
 
 
 def _parse_bytes(prefix: bytes, name: str, *, strict: bool) -> tuple[GgufHeader | None, int]:
@@ -122,16 +144,6 @@ def _fields(reader) -> tuple[dict[str, Any], dict[str, int]]:
             continue
         fields[key] = field.contents()
     return fields, lengths
-
-
-def _check_counts(prefix: bytes, name: str) -> None:
-    """Magic, version and sane tensor/key counts before handing the bytes to gguf."""
-    if len(prefix) < 24 or prefix[:4] != b"GGUF":
-        raise ConfigError(f"{name} is not a GGUF file (missing 'GGUF' magic or truncated).")
-    version, tensors, keys = struct.unpack("<IQQ", prefix[4:24])
-    if version not in (2, 3) or tensors > _MAX_TENSORS or keys > _MAX_KEYS:
-        raise ConfigError(f"{name}: implausible GGUF header (version {version}, {tensors} "
-                          f"tensors, {keys} keys); the file is corrupt.")
 
 
 def _check_fits(header: GgufHeader, size: int, name: str) -> None:
