@@ -70,7 +70,7 @@ class HubClient:
         if not isinstance(sha, str) or not FULL_SHA.fullmatch(sha):
             raise HubError(f"{self.shown} returned no full commit sha for {where.what}.",
                            hint="Is HF_ENDPOINT a Hugging Face Hub (or compatible mirror)?")
-        files = tuple(FileEntry(s.rfilename, _size(s)) for s in (info.siblings or []))
+        files = tuple(_entry(s, self.shown, where.what) for s in (info.siblings or []))
         return RepoInfo(repo_id, sha, tuple(sorted(files, key=lambda f: f.path)))
 
     def fetch(self, repo_id: str, sha: str, path: str) -> bytes:
@@ -117,12 +117,29 @@ def _read_capped(resp, limit: int | None) -> bytes:
     return data if limit is None else data[:limit]
 
 
-def _size(sibling) -> int | None:
-    """A file's size in bytes from model_info siblings (LFS size first)."""
+MAX_FILE_BYTES = 2**50      # 1 PiB: no single checkpoint file is larger
+MAX_PATH_CHARS = 1024
+
+
+def _entry(sibling, endpoint: str, what: str) -> FileEntry:
+    """One model_info sibling as a FileEntry; HubError unless its name is a plain relative
+    path and its size (LFS size first) an integer byte count from 0 to MAX_FILE_BYTES."""
+    name = getattr(sibling, "rfilename", None)
+    if (not isinstance(name, str) or not name or len(name) > MAX_PATH_CHARS
+            or name.startswith("/") or any(part in ("", ".", "..") for part in name.split("/"))
+            or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name)):
+        raise HubError(f"{endpoint} listed a file named {str(name)[:80]!r} for {what}, which is "
+                       "not a plain relative path; the answer is not from a genuine Hub.")
     lfs = getattr(sibling, "lfs", None)
-    if lfs is not None and lfs.get("size") is not None:
-        return int(lfs["size"])
-    return int(sibling.size) if sibling.size is not None else None
+    size = lfs.get("size") if isinstance(lfs, dict) and lfs.get("size") is not None \
+        else getattr(sibling, "size", None)
+    if size is None:
+        return FileEntry(name, None)
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_FILE_BYTES:
+        raise HubError(f"{endpoint} listed {name} with size {repr(size)[:40]} for {what}, which "
+                       f"is not a byte count from 0 to {MAX_FILE_BYTES:,}; the answer is not "
+                       "from a genuine Hub.")
+    return FileEntry(name, size)
 
 
 def parse_json_object(data: bytes, name: str) -> dict:
