@@ -96,7 +96,7 @@ def _kind(exc: Exception) -> str:
 
     if isinstance(exc, OfflineModeIsEnabled):
         return "offline"
-    if isinstance(exc, httpx2.TimeoutException):
+    if isinstance(exc, httpx2.TimeoutException | TimeoutError):
         return "timeout"
     if isinstance(exc, httpx2.ConnectError | httpx2.UnsupportedProtocol):
         return "unreachable"
@@ -119,8 +119,8 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
                               f"({exc.__class__.__name__}).",
                               hint="Check the network, proxy settings and HF_ENDPOINT.")
     if kind == "timeout":
-        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s while "
-                        f"reading {where.what}.",
+        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s (the "
+                        f"deadline for the whole request) while reading {where.what}.",
                         hint="Retry with a longer timeout, or plan offline from the catalog.")
     if kind == "dropped":
         return HubError(f"the connection closed before the full response for {where.what} "
