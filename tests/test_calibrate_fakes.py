@@ -14,7 +14,8 @@ on that wait, never reached while a sampler runs. With `oom_above`, a
 request arriving while more than that many are in flight gets HTTP 500 with CUDA OOM text.
 A prompt-tokens counter (vllm:prompt_tokens_total / sglang:prompt_tokens_total) rises by the
 prompt length of every request served, plus `count_skew` per request (to fake a mismatch);
-`prompt_counter=False` leaves it out of /metrics.
+`prompt_counter=False` leaves it out of /metrics; `running_gauge` prints that literal as the
+running-requests gauge (a hostile or broken server).
 
 Run as a script:
   python test_calibrate_fakes.py server --host H --port P [--capacity N] [--oom-above N] ...
@@ -48,11 +49,12 @@ class State:
 
     def __init__(self, flavor="vllm", capacity=4, hold=30.0, oom_above=None, api_key=None,
                  model="fake-model", max_model_len=131072, log_oom=False, prompt_counter=True,
-                 count_skew=0):
+                 count_skew=0, running_gauge=None):
         self.flavor, self.capacity, self.hold, self.oom_above = flavor, capacity, hold, oom_above
         self.api_key, self.model, self.max_model_len = api_key, model, max_model_len
         self.log_oom = log_oom
         self.prompt_counter, self.count_skew, self.prompt_tokens = prompt_counter, count_skew, 0
+        self.running_gauge = running_gauge    # a literal to print instead of the real count
         self.hits: list[str] = []
         self.inflight = self.running = 0
         self.cond = threading.Condition()
@@ -85,6 +87,8 @@ class State:
                     batch["open"] = True       # this read saw the settled peak
             self.cond.notify_all()
         use = run / self.capacity
+        shown = f"{run}.0" if self.running_gauge is None else self.running_gauge
+        run = run if self.running_gauge is None else self.running_gauge
         if self.flavor == "sglang":
             lab = 'model_name="fake-model",tp_rank="0",pp_rank="0"'
             count = (f"# TYPE sglang:prompt_tokens_total counter\n"
@@ -97,7 +101,7 @@ class State:
         count = (f"# TYPE vllm:prompt_tokens counter\nvllm:prompt_tokens_total{{{lab}}} {seen}.0\n"
                  f"vllm:prompt_tokens_created{{{lab}}} 1.7e+09\n") if self.prompt_counter else ""
         return (f"# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n"
-                f"vllm:num_requests_running{{{lab}}} {run}.0\n"
+                f"vllm:num_requests_running{{{lab}}} {shown}\n"
                 f"vllm:num_requests_waiting{{{lab}}} {wait}.0\n{kv}{{{lab}}} {use}\n"
                 f'vllm:cache_config_info{{block_size="16",cache_dtype="auto",{lab}}} 1.0\n' + count)
 
@@ -229,7 +233,8 @@ def bench(args) -> int:
               "completed": done, "failed": args.num_prompts - done,
               "total_input_tokens": done * (args.input_tokens - args.under_report) + skew,
               "total_output_tokens": done * args.output_tokens,
-              "p99_ttft_ms": 40.0 * c, "p99_tpot_ms": 5.0, "p99_e2el_ms": 50.0 * c,
+              "p99_ttft_ms": float("nan") if args.nan_latency else 40.0 * c,
+              "p99_tpot_ms": float("inf") if args.nan_latency else 5.0, "p99_e2el_ms": 50.0 * c,
               "errors": [e for e in errors if e]}
     if not args.no_result:
         with open(args.result_file, "w") as f:
@@ -265,6 +270,7 @@ def main(argv=None) -> int:
     b.add_argument("--under-report", action="store_const", const=1, default=0)
     b.add_argument("--print-key", action="store_true")
     b.add_argument("--no-result", action="store_true")
+    b.add_argument("--nan-latency", action="store_true", help="write NaN / Infinity latencies")
     args = p.parse_args(argv)
     return serve(args) if args.cmd == "server" else bench(args)
 

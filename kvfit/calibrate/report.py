@@ -84,7 +84,11 @@ def write_atomic(path: Path, doc: dict) -> None:
 
 def render_json(doc: dict) -> str:
     """The document as stable JSON text."""
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    try:
+        return json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    except ValueError as exc:  # NaN or Infinity: JSON cannot carry them
+        raise KvfitError(f"the calibration record holds a number JSON cannot carry ({exc}); a "
+                         "measured input was not finite.") from None
 
 
 def _precision(cal, dep, run: dict) -> dict:

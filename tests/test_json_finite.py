@@ -1,0 +1,21 @@
+"""JSON output never carries NaN or Infinity (invalid JSON): a clean KvfitError instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvfit.calibrate.report import render_json as calibration_json
+from kvfit.errors import ConfigError, KvfitError
+from kvfit.report.jsonout import render_json
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_report_json_refuses_non_finite_numbers(value):
+    with pytest.raises(ConfigError, match="JSON cannot carry"):
+        render_json({"fits": True, "weights": {"bytes": value}})
+    with pytest.raises(KvfitError, match="JSON cannot carry"):
+        calibration_json({"points": [{"ttft_ms": value}]})
+
+
+def test_finite_reports_render_unchanged():
+    assert render_json({"b": 1, "a": 0.5}) == '{\n  "a": 0.5,\n  "b": 1\n}\n'
