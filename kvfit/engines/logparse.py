@@ -90,6 +90,7 @@ class LogFacts:
 _PRINTED_POSITIVE = {"dcp", "total_gib", "attention_block_size", "max_model_len",
                      "concurrency_len", "max_num_seqs", "max_num_batched_tokens"}
 _FRACTIONS = {"gpu_memory_utilization", "mem_fraction_static"}
+MAX_PRINTED = 2**63            # no count or size in a start-up log comes near this
 _POSITIVE_INT_FLAGS = {"max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size",
                        "decode_context_parallel_size", "page_size", "max_running_requests",
                        "max_total_tokens", "context_length", "attn_dp_size", "max_mamba_cache_size",
@@ -105,7 +106,9 @@ def _number(text: str):
         value = float(text) if "." in text else int(text)
     except ValueError:        # '.', '1.2.3', more digits than Python converts
         return None
-    return value if math.isfinite(value) else None
+    if isinstance(value, int):
+        return value if value <= MAX_PRINTED else None
+    return value if math.isfinite(value) and value <= MAX_PRINTED else None
 
 
 def _printed_ok(name: str, value) -> bool:
@@ -178,9 +181,9 @@ def _check_flags(flags: dict) -> None:
         elif name in _POSITIVE_FLAGS:
             ok, want = _real(value) and value > 0, "a number above 0"
         elif name in _POSITIVE_INT_FLAGS:
-            ok, want = _whole(value) and value >= 1, "a whole number of at least 1"
+            ok, want = _whole(value) and 1 <= value <= MAX_PRINTED, "a whole number of at least 1"
         elif name in _INT_FLAGS:
-            ok, want = _whole(value) and value >= _INT_FLAGS[name], \
+            ok, want = _whole(value) and _INT_FLAGS[name] <= value <= MAX_PRINTED, \
                 f"a whole number of at least {_INT_FLAGS[name]}"
         else:
             continue
@@ -191,7 +194,9 @@ def _check_flags(flags: dict) -> None:
 
 
 def _real(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return abs(value) <= MAX_PRINTED and (isinstance(value, int) or math.isfinite(value))
 
 
 def _whole(value) -> bool:
