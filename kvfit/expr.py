@@ -152,7 +152,10 @@ def compile_expr(text, known: set[str] | frozenset[str]) -> Expr:
         _check_node(node, known)
         if isinstance(node, ast.Name):
             names.add(node.id)
-    return Expr(source.strip(), tree, frozenset(names))
+    expr = Expr(source.strip(), tree, frozenset(names))
+    if not names:          # a constant: evaluate it now, so a bad one is a load-time error
+        expr.evaluate({})
+    return expr
 
 
 def _check_node(node: ast.AST, known) -> None:

@@ -54,9 +54,9 @@ def test_unknown_name_suggests_the_close_one():
 
 @pytest.mark.parametrize("text", ["(2**64) * (2**64) * (2**64)", "head_dim ** 64 * head_dim ** 64"])
 def test_numbers_are_bounded_at_evaluation(text):
-    e = compile_expr(text, NAMES)
+    # a constant expression is evaluated when it is compiled, so it fails there already
     with pytest.raises(ExprError) as info:
-        e.evaluate({"head_dim": 1024})
+        compile_expr(text, NAMES).evaluate({"head_dim": 1024})
     assert "bound" in info.value.message
 
 
@@ -95,9 +95,11 @@ def test_in_points_at_its_comparison():
 def test_repeated_fraction_powers_stop_at_the_denominator_bound():
     # (1/3)**64 has denominator 3**64 = about 2**101.4, past the 2**96 bound: the first power
     # already fails, so the nest never reaches 3**(64**5).
-    e = compile_expr("(((((1/3)**64)**64)**64)**64)**64", NAMES)
+    # (a constant, so compile_expr evaluates it and refuses it at spec load time)
     with pytest.raises(ExprError, match="denominator exceeds the sandbox bound"):
-        e.evaluate({})
+        compile_expr("(((((1/3)**64)**64)**64)**64)**64", NAMES)
+    with pytest.raises(ExprError, match="denominator exceeds the sandbox bound"):
+        compile_expr("((((kv_bytes/3)**64)**64)**64)**64", NAMES).evaluate({"kv_bytes": 1})
     # 3**60 = about 2**95.1 is within the bound
     assert compile_expr("(1/3)**60", NAMES).evaluate({}) == Fraction(1, 3**60)
 
