@@ -191,3 +191,32 @@ def cache_case(rng: random.Random) -> str:
     if rng.random() < 0.1:
         return _pick(rng, ["[]", "null", "{", '"x"', "[" * 3000, '{"format": 1, "data": 5}'])
     return json.dumps(doc)
+
+
+# ---- Hub model-info replies ---------------------------------------------------------------
+
+def hub_info_case(rng: random.Random) -> tuple[bytes, dict]:
+    """(body, headers) for a model-info reply: sha, siblings and sizes of any type; sometimes
+    not JSON, not an object, or gzip-encoded."""
+    import gzip
+
+    names = ["config.json", "model.safetensors", "../etc/passwd", "/abs", "", "a\x1bb",
+             None, 7, "x" * 2000, "sub/./x", "ok/model-00001-of-00002.safetensors"]
+    sizes = [10, 0, -1, -999_999_999_999, 1.5, "12", True, None, 2**70, 2**50, {"a": 1}]
+    siblings = []
+    for _ in range(rng.randint(0, 5)):
+        sib = {"rfilename": _pick(rng, names)}
+        if rng.random() < 0.8:
+            sib["size"] = _pick(rng, sizes)
+        if rng.random() < 0.3:
+            sib["lfs"] = {"size": _pick(rng, sizes), "sha256": "0" * 64, "pointerSize": 134}
+        siblings.append(sib)
+    doc = {"id": "a/b", "sha": _pick(rng, ["0" * 40, "abc", None, 5, "g" * 40]),
+           "siblings": siblings if rng.random() < 0.9 else _pick(rng, [None, "x", 3, [1]])}
+    body = json.dumps(doc).encode()
+    if rng.random() < 0.1:
+        body = _pick(rng, [b"[]", b"null", b"{", b"\xff\xfe", b"[" * 5000, b'"x"'])
+    headers = {"Content-Type": "application/json"}
+    if rng.random() < 0.2:
+        body, headers["Content-Encoding"] = gzip.compress(body), "gzip"
+    return body, headers

@@ -108,6 +108,40 @@ def cache(text: str) -> str:
         return "loaded"
 
 
+_HUB: dict = {}
+
+
+def _hub():
+    """A test hub on 127.0.0.1, started once per worker process; HF_ENDPOINT points at it."""
+    if "server" not in _HUB:
+        import os
+
+        from hubserver import HubServer
+
+        server = HubServer().start()
+        os.environ.update(HF_ENDPOINT=server.url, HF_HUB_DISABLE_TELEMETRY="1")
+        os.environ.pop("HF_HUB_OFFLINE", None)
+        _HUB["server"] = server
+    return _HUB["server"]
+
+
+def hub_info(case: tuple[bytes, dict]) -> str:
+    from hubserver import Fault
+
+    from kvfit.hub.transport import MAX_FILE_BYTES, HubClient
+
+    body, headers = case
+    server = _hub()
+    server.state.faults[:] = [Fault(kind="api", body=body, headers=headers)]
+    info = HubClient(timeout=5.0).repo_info("a/b", None)
+    for f in info.files:
+        _check(isinstance(f.path, str) and f.path and not f.path.startswith("/")
+               and ".." not in f.path.split("/"), f"file name {f.path!r} accepted")
+        _check(f.size is None or (_whole(f.size) and f.size <= MAX_FILE_BYTES),
+               f"size {f.size!r} accepted")
+    return f"{len(info.files)} files"
+
+
 def make_case(kind: str, rng: random.Random):
     if kind == "explain_log":
         return gen.explain_log_case(rng, LOG_FIXTURE.read_text().splitlines())
@@ -115,4 +149,4 @@ def make_case(kind: str, rng: random.Random):
 
 
 TARGETS = {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
-           "metrics": metrics, "cache": cache}
+           "metrics": metrics, "cache": cache, "hub_info": hub_info}
