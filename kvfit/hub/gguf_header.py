@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -100,17 +101,35 @@ def bounded_prefix(read_range: Callable[[int, int], bytes], name: str,
 
 
 def _parse_bytes(prefix: bytes, name: str, *, strict: bool) -> tuple[GgufHeader | None, int]:
-    """Parse a prefix via a temporary file; (None, 0) when it is too short (unless strict)."""
-    fd, tmp = tempfile.mkstemp(suffix=".gguf", prefix="kvfit-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(prefix)
+    """Parse a prefix via an anonymous in-memory file (Linux memfd: nothing is left in the
+    temp dir even if kvfit is killed), else a temporary file; (None, 0) when it is too short
+    (unless strict)."""
+    with _prefix_file(prefix) as path:
         try:
-            return _parse(tmp, name)
+            return _parse(path, name)
         except ConfigError:
             if strict:
                 raise
             return None, 0
+
+
+@contextmanager
+def _prefix_file(data: bytes) -> Iterator[str]:
+    """A path holding `data` for as long as the block runs."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create("kvfit-gguf-prefix")
+        try:
+            with open(fd, "wb", closefd=False) as handle:
+                handle.write(data)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
+    fd, tmp = tempfile.mkstemp(suffix=".gguf", prefix="kvfit-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        yield tmp
     finally:
         os.unlink(tmp)
 
