@@ -54,3 +54,15 @@ def test_a_genuine_header_still_verifies(tmp_path):
     assert code in (0, 1), err
     headers = json.loads(out)["headers"]
     assert headers["tensors"] == layers and headers["tensor_bytes"] == 4 * layers
+
+
+@pytest.mark.parametrize("weight_map", [{"model.layers.0.w": ["x"]}, {"model.layers.0.w": 7},
+                                        {"model.layers.0.w": None}, {"a": {"b": 1}}])
+def test_an_index_naming_shards_with_non_strings_is_not_a_crash(tmp_path, weight_map):
+    d = _checkpoint(tmp_path, b'{"model.layers.0.w": {"dtype": "BF16", "shape": [2], '
+                              b'"data_offsets": [0, 4]}}')
+    (d / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {"total_size": 4}, "weight_map": weight_map}))
+    code, out, err = run_cli(d, "--context", "1k")
+    assert code == 0 and err == "", err          # answered from the index's total_size ...
+    assert "The safetensors index maps no tensors for declared layer(s)" in out  # ... warned

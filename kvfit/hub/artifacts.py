@@ -147,7 +147,9 @@ def _classify(path: str, shards: set[str] | None) -> tuple[int, str] | None:
 def _index_shards(index: dict[str, Any] | None) -> set[str] | None:
     """Shard file names listed in an index's weight_map, or None without an index."""
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
-    return set(weight_map.values()) if isinstance(weight_map, dict) else None
+    if not isinstance(weight_map, dict):
+        return None
+    return {v for v in weight_map.values() if isinstance(v, str)}  # a list or number names no file
 
 
 def _amount(files: Iterable[FileEntry]) -> str:
