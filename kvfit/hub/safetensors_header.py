@@ -99,8 +99,10 @@ def parse_header(body: bytes, entry: FileEntry) -> dict[str, TensorHeader]:
         raise ConfigError(f"{entry.path}: the safetensors header nests too deeply to be a "
                           "safetensors header.") from None
     except ValueError as exc:  # duplicate keys, NaN/Infinity, integers past Python's digit limit
+        why = ("an integer has thousands of digits, more than any size" if "digits" in str(exc)
+               else str(exc)[:120])
         raise ConfigError(f"{entry.path}: the safetensors header is not acceptable JSON "
-                          f"({str(exc)[:120]}).") from None
+                          f"({why}).") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"{entry.path}: the safetensors header is not a JSON object.")
     meta = doc.get("__metadata__", {})
