@@ -73,7 +73,7 @@ def write_atomic(path: Path, doc: dict) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+            f.write(render_json(doc))          # NaN / Infinity refused
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
