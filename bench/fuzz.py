@@ -3,7 +3,7 @@
     uv run python bench/fuzz.py                      # 10,000 per kind, seed 0
     uv run python bench/fuzz.py --cases 500 --kinds gguf expr --seed 7
 
-Each case runs in a forked worker with a per-case watchdog (--watchdog, 10 s) and a 1 GiB
+Each case runs in a spawned worker with a per-case watchdog (--watchdog, 10 s) and a 1 GiB
 memory cap; findings (wrong / traceback / hang / memory) are listed with the case index, so
 one can be rebuilt alone: classify(kind, seed, index) in tests/fuzz/runner.py. Exit 1 when
 any finding is found.

@@ -1,4 +1,4 @@
-"""Run fuzz cases in a forked worker with a per-case watchdog and a memory cap; classify.
+"""Run fuzz cases in a worker process (spawned) with a per-case watchdog and a memory cap.
 
 Classes: answered | clean (KvfitError / ExprError: a one-paragraph refusal) | wrong (an
 answer breaking an invariant) | traceback (any other exception) | hang (no result within
@@ -58,8 +58,23 @@ def _cap_memory() -> None:
         pass
 
 
+def _warm() -> None:
+    """Import what the targets use before the first case, so the watchdog times cases only."""
+    import gguf  # noqa: F401
+    import huggingface_hub.hf_api  # noqa: F401
+
+    import kvfit.calibrate.metrics  # noqa: F401
+    import kvfit.engines.logparse  # noqa: F401
+    import kvfit.hub.gguf_config  # noqa: F401
+    import kvfit.hub.resolver  # noqa: F401
+
+    from . import targets  # noqa: F401
+
+
 def _worker(conn) -> None:
+    _warm()
     _cap_memory()
+    conn.send("ready")
     while True:
         job = conn.recv()
         if job is None:
@@ -68,19 +83,21 @@ def _worker(conn) -> None:
 
 
 class Pool:
-    """One forked worker at a time; replaced when a case hangs."""
+    """One spawned worker at a time; replaced when a case hangs."""
 
     def __init__(self):
         tests = str(Path(__file__).resolve().parents[1])
         if tests not in sys.path:
             sys.path.insert(0, tests)
-        self.ctx = mp.get_context("fork")
+        self.ctx = mp.get_context("spawn")   # a fresh interpreter: no locks inherited from threads
         self._start()
 
     def _start(self) -> None:
         self.conn, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_worker, args=(child,), daemon=True)
         self.proc.start()
+        if self.conn.recv() != "ready":          # start-up is not timed (imports under load)
+            raise RuntimeError("the fuzz worker did not start")
 
     def run(self, kind: str, seed: int, index: int, watchdog: float) -> tuple[str, str]:
         self.conn.send((kind, seed, index))
