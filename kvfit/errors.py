@@ -2,12 +2,16 @@
 
 Exit codes (see README): 0 answered; 1 answered but the target is not met;
 2 bad input, unsupported architecture or hub error; 3 engine preflight failed;
-4 calibration ran but did not qualify.
+4 calibration ran but did not qualify; 70 an unexpected internal error (a kvfit bug).
+Every rendered message goes through kvfit.textsafe.safe (secrets redacted, control
+characters escaped).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .textsafe import safe
 
 
 class KvfitError(Exception):
@@ -26,11 +30,12 @@ class KvfitError(Exception):
         text = f"kvfit: {self.kind}: {self.message}"
         if self.hint:
             text += f" {self.hint}"
-        return text
+        return safe(text)
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "message": self.message, "hint": self.hint,
-                "fields": list(self.fields)}
+        return {"kind": self.kind, "message": safe(self.message),
+                "hint": safe(self.hint) if self.hint is not None else None,
+                "fields": [safe(f) for f in self.fields]}
 
 
 class UsageError(KvfitError):
@@ -85,8 +90,9 @@ class Problem:
         return "\n".join(out)
 
     def to_json(self) -> dict:
-        return {"code": self.code, "file": self.file, "line": self.line, "col": self.col,
-                "message": self.message, "help": self.help, "at": self.at}
+        return {"code": self.code, "file": safe(self.file), "line": self.line, "col": self.col,
+                "message": safe(self.message), "help": safe(self.help) if self.help else self.help,
+                "at": safe(self.at) if self.at else self.at}
 
 
 @dataclass
@@ -104,4 +110,4 @@ class SpecError(KvfitError):
 
     def render(self) -> str:
         body = "\n\n".join(p.render() for p in self.problems)
-        return f"{body}\n\nkvfit: {len(self.problems)} spec problem(s); nothing was planned."
+        return safe(f"{body}\n\nkvfit: {len(self.problems)} spec problem(s); nothing was planned.")

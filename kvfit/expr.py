@@ -32,20 +32,37 @@ class ExprError(Exception):
 
 
 def _bounded(value):
+    """Numbers within the sandbox bounds: finite, |x| <= 2**96, fraction denominators below
+    2**96 (so repeated powers of 1/3 stop at once); other values pass (checked by callers)."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, (int, Fraction, float)):
-        if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float):
+        if not math.isfinite(value):
             raise ExprError("the result is not a finite number")
         if abs(value) > MAX_MAGNITUDE:
-            raise ExprError(f"a number exceeds the sandbox bound of 2**96 ({value!r:.40})")
+            raise ExprError(f"a number exceeds the sandbox bound of 2**96 ({value:.3g})")
+    elif isinstance(value, int | Fraction):
+        if abs(value) > MAX_MAGNITUDE:
+            bits = abs(math.floor(value)).bit_length()
+            raise ExprError(f"a number exceeds the sandbox bound of 2**96 (about 2**{bits})")
+        if isinstance(value, Fraction) and value.denominator > MAX_MAGNITUDE:
+            raise ExprError("a fraction's denominator exceeds the sandbox bound of 2**96 "
+                            f"(about 2**{value.denominator.bit_length()})")
     return value
+
+
+def _number(value):
+    """An arithmetic operand: int, float, Fraction or bool; anything else (a string or list
+    field) is refused before the operation runs, so `text * 10**9` allocates nothing."""
+    if not isinstance(value, int | float | Fraction):
+        raise ExprError(f"arithmetic needs numbers, not a {type(value).__name__}")
+    return _bounded(value)
 
 
 def _checked(fn):
     def wrapper(*args):
         for a in args:
-            _bounded(a)
+            _number(a)
         return _bounded(fn(*args))
     return wrapper
 
@@ -86,10 +103,13 @@ OPERATORS = {
     ast.Add: _checked(operator.add), ast.Sub: _checked(operator.sub),
     ast.Mult: _checked(operator.mul), ast.Div: _checked(_div),
     ast.FloorDiv: _checked(_floordiv), ast.Mod: _checked(operator.mod),
-    ast.Pow: _checked(_pow), ast.USub: operator.neg, ast.UAdd: operator.pos,
+    ast.Pow: _checked(_pow), ast.USub: _checked(operator.neg), ast.UAdd: _checked(operator.pos),
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Gt: operator.gt, ast.Lt: operator.lt,
     ast.GtE: operator.ge, ast.LtE: operator.le, ast.Not: operator.not_,
 }
+_SPELLING = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+             ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
+             ast.RShift: ">>", ast.MatMult: "@", ast.Invert: "~"}
 _ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
             ast.Call, ast.Name, ast.Constant, ast.Load, ast.operator, ast.unaryop,
             ast.boolop, ast.cmpop)
@@ -132,7 +152,10 @@ def compile_expr(text, known: set[str] | frozenset[str]) -> Expr:
         _check_node(node, known)
         if isinstance(node, ast.Name):
             names.add(node.id)
-    return Expr(source.strip(), tree, frozenset(names))
+    expr = Expr(source.strip(), tree, frozenset(names))
+    if not names:          # a constant: evaluate it now, so a bad one is a load-time error
+        expr.evaluate({})
+    return expr
 
 
 def _check_node(node: ast.AST, known) -> None:
@@ -145,6 +168,17 @@ def _check_node(node: ast.AST, known) -> None:
     if isinstance(node, ast.Constant) and (
             isinstance(node.value, (str, bytes, complex)) or node.value is None):
         raise ExprError("strings and None are not allowed in expressions", col=col)
+    if isinstance(node, ast.Constant) and not isinstance(node.value, int | float):
+        shown = "..." if node.value is Ellipsis else repr(node.value)
+        raise ExprError(f"the constant {shown} is not allowed in expressions", col=col)
+    ops = node.ops if isinstance(node, ast.Compare) else (
+        [node.op] if isinstance(node, ast.BinOp | ast.UnaryOp) else [])
+    for op in ops:
+        if type(op) not in OPERATORS:
+            raise ExprError(f"the operator '{_SPELLING.get(type(op), type(op).__name__)}' is "
+                            "not allowed in spec expressions", col=col,
+                            help="use + - * / // % **, comparisons (== != < <= > >=) and "
+                                 "and/or/not")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         exp = node.right
         if not (isinstance(exp, ast.Constant) and type(exp.value) is int

@@ -157,3 +157,17 @@ def test_absurd_index_total_size(tmp_path):
     (d / "model.safetensors.index.json").write_text('{"metadata": {"total_size": -5}}')
     code, _, err = run_cli(d, "--context", "1k", "--hardware", "h100-80")
     _assert_clean(code, err, "metadata.total_size")
+
+
+@pytest.mark.parametrize("make", ["device", "huge", "folder"])
+def test_a_preset_that_is_not_a_small_regular_file_is_refused_before_reading(tmp_path, make):
+    if make == "device":
+        path = Path("/dev/zero")            # reading it would never end
+    elif make == "huge":
+        path = tmp_path / "huge.toml"
+        path.write_bytes(b"#" * (2**20 + 1))
+    else:
+        path = tmp_path / "dir.toml"
+        path.mkdir()
+    code, _, err = run_cli("--config", path)
+    _assert_clean(code, err, "is not a regular file of at most 1,048,576 bytes")

@@ -432,6 +432,8 @@ def test_secret_in_a_launch_command_is_redacted_in_the_dry_run(tmp_path, monkeyp
     ({"engine": "vllm", "server_command": ["serve", "{concurrency}"]}, "server_command"),
     ({"engine": "vllm", "max_tpot_ms": 50}, "output_tokens >= 2"),
     ({"engine": "vllm", "mode": "attach", "base_url": "ftp://x"}, "base_url"),
+    ({"engine": "vllm", "mode": "attach", "base_url": "http://[::1"}, "base_url 'http://[::1'"),
+    ({"engine": "vllm", "mode": "attach", "base_url": "http://h:port"}, "base_url"),
 ])
 def test_bad_calibration_tables_exit_2_naming_the_key(tmp_path, table, needle):
     preset = write_preset(tmp_path, table)

@@ -3,11 +3,19 @@
 FakeServer: a threaded stdlib HTTP server on 127.0.0.1 (ephemeral port) serving /health,
 /v1/models, /version (vLLM flavour) or /server_info (SGLang flavour), /metrics with gauges
 that follow the requests in flight, and POST /v1/completions. At most `capacity` requests
-run at once; the rest wait (a queue, reported by the waiting gauge). With `oom_above`, a
+run at once; the rest wait (a queue, reported by the waiting gauge).
+
+Step-driven, not timed: the fake bench tags each request with its batch (one bench run) and
+concurrency. A request is held until its batch's first wave has fully arrived and settled
+(running = min(in flight, capacity)) AND a /metrics read has happened after that moment;
+then the batch runs to completion. So the sampler always sees the peak, however slow or
+loaded the machine - no outcome depends on timing. `hold` is only a safety bound (seconds)
+on that wait, never reached while a sampler runs. With `oom_above`, a
 request arriving while more than that many are in flight gets HTTP 500 with CUDA OOM text.
 A prompt-tokens counter (vllm:prompt_tokens_total / sglang:prompt_tokens_total) rises by the
 prompt length of every request served, plus `count_skew` per request (to fake a mismatch);
-`prompt_counter=False` leaves it out of /metrics.
+`prompt_counter=False` leaves it out of /metrics; `running_gauge` prints that literal as the
+running-requests gauge (a hostile or broken server).
 
 Run as a script:
   python test_calibrate_fakes.py server --host H --port P [--capacity N] [--oom-above N] ...
@@ -39,21 +47,48 @@ OOM_TEXT = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 G
 class State:
     """What the fake server knows: capacity, flavour, requests seen, requests in flight."""
 
-    def __init__(self, flavor="vllm", capacity=4, hold=0.4, oom_above=None, api_key=None,
+    def __init__(self, flavor="vllm", capacity=4, hold=30.0, oom_above=None, api_key=None,
                  model="fake-model", max_model_len=131072, log_oom=False, prompt_counter=True,
-                 count_skew=0):
+                 count_skew=0, running_gauge=None):
         self.flavor, self.capacity, self.hold, self.oom_above = flavor, capacity, hold, oom_above
         self.api_key, self.model, self.max_model_len = api_key, model, max_model_len
         self.log_oom = log_oom
         self.prompt_counter, self.count_skew, self.prompt_tokens = prompt_counter, count_skew, 0
+        self.running_gauge = running_gauge    # a literal to print instead of the real count
         self.hits: list[str] = []
         self.inflight = self.running = 0
         self.cond = threading.Condition()
+        self.reads = 0                   # /metrics answers so far
+        self.batches: dict[str, dict] = {}
+
+    def arrive(self, body: dict) -> dict | None:
+        """Count a tagged request into its batch (under the lock); None for untagged ones."""
+        tag = body.get("fake_batch")
+        if tag is None:
+            return None
+        batch = self.batches.setdefault(tag, {"target": int(body["fake_wave"]), "arrived": 0,
+                                              "mark": None, "open": False})
+        batch["arrived"] += 1
+        return batch
+
+    def settle(self) -> None:
+        """Mark every batch whose first wave is in and settled (under the lock)."""
+        settled = self.running == min(self.inflight, self.capacity)
+        for batch in self.batches.values():
+            if batch["mark"] is None and batch["arrived"] >= batch["target"] and settled:
+                batch["mark"] = self.reads
 
     def metrics(self) -> str:
         with self.cond:
             run, wait, seen = self.running, self.inflight - self.running, self.prompt_tokens
+            self.reads += 1
+            for batch in self.batches.values():
+                if batch["mark"] is not None and self.reads > batch["mark"]:
+                    batch["open"] = True       # this read saw the settled peak
+            self.cond.notify_all()
         use = run / self.capacity
+        shown = f"{run}.0" if self.running_gauge is None else self.running_gauge
+        run = run if self.running_gauge is None else self.running_gauge
         if self.flavor == "sglang":
             lab = 'model_name="fake-model",tp_rank="0",pp_rank="0"'
             count = (f"# TYPE sglang:prompt_tokens_total counter\n"
@@ -66,7 +101,7 @@ class State:
         count = (f"# TYPE vllm:prompt_tokens counter\nvllm:prompt_tokens_total{{{lab}}} {seen}.0\n"
                  f"vllm:prompt_tokens_created{{{lab}}} 1.7e+09\n") if self.prompt_counter else ""
         return (f"# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n"
-                f"vllm:num_requests_running{{{lab}}} {run}.0\n"
+                f"vllm:num_requests_running{{{lab}}} {shown}\n"
                 f"vllm:num_requests_waiting{{{lab}}} {wait}.0\n{kv}{{{lab}}} {use}\n"
                 f'vllm:cache_config_info{{block_size="16",cache_dtype="auto",{lab}}} 1.0\n' + count)
 
@@ -114,24 +149,29 @@ def _handler(state: State):
             with state.cond:
                 state.inflight += 1
                 oom = state.oom_above is not None and state.inflight > state.oom_above
+                batch = state.arrive(body)          # a refused request is part of the wave
+                state.settle()
             try:
                 if oom:
                     if state.log_oom:
                         print(OOM_TEXT, file=sys.stderr, flush=True)
                     return self._send(500, {"error": OOM_TEXT})
-                self._serve(body)
+                self._serve(body, batch)
             finally:
                 with state.cond:
                     state.inflight -= 1
+                    state.settle()
 
-        def _serve(self, body):
+        def _serve(self, body, batch):
             with state.cond:
                 state.cond.wait_for(lambda: state.running < state.capacity, timeout=30)
                 state.running += 1
-            time.sleep(state.hold)
-            with state.cond:
+                state.settle()
+                if batch is not None:
+                    state.cond.wait_for(lambda: batch["open"], timeout=state.hold)
                 state.prompt_tokens += body.get("prompt_tokens", 0) + state.count_skew
                 state.running -= 1
+                state.settle()
                 state.cond.notify_all()
             self._send(200, {"usage": {"prompt_tokens": body.get("prompt_tokens", 0),
                                        "completion_tokens": body.get("max_tokens", 1)}})
@@ -160,9 +200,10 @@ class FakeServer:
         self.thread.join(timeout=5)
 
 
-def _post(base_url, tokens, out_tokens, key):
+def _post(base_url, tokens, out_tokens, key, tag=None):
     headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {key}"} if key else {})
-    data = json.dumps({"model": "fake-model", "prompt_tokens": tokens, "max_tokens": out_tokens}).encode()
+    data = json.dumps({"model": "fake-model", "prompt_tokens": tokens, "max_tokens": out_tokens}
+                      | (tag or {})).encode()
     req = Request(base_url + "/v1/completions", data=data, headers=headers)
     try:
         with build_opener(ProxyHandler({})).open(req, timeout=30) as resp:
@@ -179,9 +220,12 @@ def bench(args) -> int:
     key = os.environ.get("OPENAI_API_KEY")
     if args.print_key:
         print(f"using api key {key}")
+    # one batch per bench run; its first wave is min(concurrency, prompts) requests
+    tag = {"fake_batch": f"{os.getpid()}-{time.monotonic_ns()}",
+           "fake_wave": min(args.concurrency, args.num_prompts)}
     with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
-        errors = list(pool.map(lambda _: _post(args.base_url, args.input_tokens, args.output_tokens, key),
-                               range(args.num_prompts)))
+        errors = list(pool.map(lambda _: _post(args.base_url, args.input_tokens, args.output_tokens,
+                                               key, tag), range(args.num_prompts)))
     done = sum(1 for e in errors if e is None)
     skew = 1 if args.skew_at is not None and args.concurrency >= args.skew_at else 0
     c = args.concurrency
@@ -189,7 +233,8 @@ def bench(args) -> int:
               "completed": done, "failed": args.num_prompts - done,
               "total_input_tokens": done * (args.input_tokens - args.under_report) + skew,
               "total_output_tokens": done * args.output_tokens,
-              "p99_ttft_ms": 40.0 * c, "p99_tpot_ms": 5.0, "p99_e2el_ms": 50.0 * c,
+              "p99_ttft_ms": float("nan") if args.nan_latency else 40.0 * c,
+              "p99_tpot_ms": float("inf") if args.nan_latency else 5.0, "p99_e2el_ms": 50.0 * c,
               "errors": [e for e in errors if e]}
     if not args.no_result:
         with open(args.result_file, "w") as f:
@@ -214,7 +259,7 @@ def main(argv=None) -> int:
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--flavor", default="vllm")
     s.add_argument("--capacity", type=int, default=4)
-    s.add_argument("--hold", type=float, default=0.4)
+    s.add_argument("--hold", type=float, default=30.0)
     s.add_argument("--oom-above", type=int)
     b = sub.add_parser("bench")
     for name in ("--base-url", "--result-file"):
@@ -225,6 +270,7 @@ def main(argv=None) -> int:
     b.add_argument("--under-report", action="store_const", const=1, default=0)
     b.add_argument("--print-key", action="store_true")
     b.add_argument("--no-result", action="store_true")
+    b.add_argument("--nan-latency", action="store_true", help="write NaN / Infinity latencies")
     args = p.parse_args(argv)
     return serve(args) if args.cmd == "server" else bench(args)
 

@@ -54,9 +54,9 @@ def test_unknown_name_suggests_the_close_one():
 
 @pytest.mark.parametrize("text", ["(2**64) * (2**64) * (2**64)", "head_dim ** 64 * head_dim ** 64"])
 def test_numbers_are_bounded_at_evaluation(text):
-    e = compile_expr(text, NAMES)
+    # a constant expression is evaluated when it is compiled, so it fails there already
     with pytest.raises(ExprError) as info:
-        e.evaluate({"head_dim": 1024})
+        compile_expr(text, NAMES).evaluate({"head_dim": 1024})
     assert "bound" in info.value.message
 
 
@@ -69,3 +69,50 @@ def test_non_expression_values_rejected():
     with pytest.raises(ExprError):
         compile_expr(True, NAMES)
     assert compile_expr(576, NAMES).evaluate({}) == 576
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("kv_heads in flags", "the operator 'in' is not allowed"),
+    ("kv_heads not in flags", "the operator 'not in' is not allowed"),
+    ("kv_heads is 1", "the operator 'is' is not allowed"),
+    ("kv_heads is not 1", "the operator 'is not' is not allowed"),
+    ("...", "the constant ... is not allowed"),
+    ("2 * (layers & 1)", "the operator '&' is not allowed"),
+    ("~layers", "the operator '~' is not allowed"),
+])
+def test_in_is_ellipsis_and_bit_operators_refused_at_compile_time(text, message):
+    with pytest.raises(ExprError) as info:
+        compile_expr(text, NAMES)
+    assert message in info.value.message
+
+
+def test_in_points_at_its_comparison():
+    with pytest.raises(ExprError) as info:
+        compile_expr("2 * (kv_heads in flags)", NAMES)
+    assert info.value.col == len("2 * (")
+
+
+def test_repeated_fraction_powers_stop_at_the_denominator_bound():
+    # (1/3)**64 has denominator 3**64 = about 2**101.4, past the 2**96 bound: the first power
+    # already fails, so the nest never reaches 3**(64**5).
+    # (a constant, so compile_expr evaluates it and refuses it at spec load time)
+    with pytest.raises(ExprError, match="denominator exceeds the sandbox bound"):
+        compile_expr("(((((1/3)**64)**64)**64)**64)**64", NAMES)
+    with pytest.raises(ExprError, match="denominator exceeds the sandbox bound"):
+        compile_expr("((((kv_bytes/3)**64)**64)**64)**64", NAMES).evaluate({"kv_bytes": 1})
+    # 3**60 = about 2**95.1 is within the bound
+    assert compile_expr("(1/3)**60", NAMES).evaluate({}) == Fraction(1, 3**60)
+
+
+def test_arithmetic_on_a_string_or_list_field_is_refused_before_it_runs():
+    for text, value in (("flags * 10**9", "abc"), ("flags * 10**9", [1, 2]),
+                        ("flags + flags", "x"), ("-flags", "x")):
+        with pytest.raises(ExprError, match="arithmetic needs numbers"):
+            compile_expr(text, NAMES).evaluate({"flags": value})
+    assert compile_expr("len(flags) * 2", NAMES).evaluate({"flags": [1, 2, 3]}) == 6
+
+
+def test_a_huge_intermediate_reports_its_size_not_its_digits():
+    e = compile_expr("head_dim ** 64", NAMES)
+    with pytest.raises(ExprError, match=r"about 2\*\*641"):
+        e.evaluate({"head_dim": 2**10 + 1})

@@ -18,6 +18,7 @@ exit codes:
   0  calibrated: every concurrency point qualified on the host
   2  bad preset or [calibration] table, a refused or failed launch, an unreachable endpoint
   4  the sweep ran but did not fully calibrate (a point failed closed, or stop_on_failure)
+  70 an unexpected internal error: a kvfit bug (KVFIT_DEBUG=1 shows the traceback)
 
 The measured numbers are host measurements of this deployment; the plan stays a prediction.
 """

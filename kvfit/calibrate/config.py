@@ -107,8 +107,12 @@ def _base_url(t: dict, mode: str, host: str, port: int) -> str:
     if mode == "launch":
         raise UsageError("calibration.base_url is for mode = \"attach\"; a launch listens on "
                          "host and port.")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except (ValueError, TypeError, AttributeError):
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"calibration.base_url {url!r} must be an http:// or https:// URL.")
     url = url.rstrip("/")
     return url[:-3] if url.endswith("/v1") else url

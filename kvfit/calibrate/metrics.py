@@ -14,6 +14,7 @@ prompt tokens it received, the second piece of token evidence qualify.py can use
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -70,14 +71,34 @@ def _combine(series: list, kind: str) -> float:
     return max(groups.values()) if kind == "kv_usage" else sum(groups.values())
 
 
+MAX_REQUESTS = 10**7          # no server holds more requests at once
+
+
+def plausible(kind: str, value: float) -> bool:
+    """A gauge reading that can be genuine: finite, >= 0; request counts whole and at most
+    MAX_REQUESTS; KV use a fraction from 0 to 1."""
+    if not math.isfinite(value) or value < 0:
+        return False
+    if kind == "kv_usage":
+        return value <= 1.0
+    return value <= MAX_REQUESTS and float(value).is_integer()
+
+
 def read(parsed: dict, wanted: dict) -> dict:
-    """{kind: value or None, kind_metric: the name read}; the first name present wins."""
+    """{kind: value or None, kind_metric: the name read, kind_bad: an implausible reading};
+    the first name present wins. An implausible reading (1e308, NaN, -1, 2.5 requests, KV
+    use above 1) counts as no reading, so a point is never qualified on it."""
     out = {}
     for kind in KINDS:
-        out[kind] = out[f"{kind}_metric"] = None
+        out[kind] = out[f"{kind}_metric"] = out[f"{kind}_bad"] = None
         for name in wanted.get(kind, ()):
             if parsed.get(name):
-                out[kind], out[f"{kind}_metric"] = _combine(parsed[name], kind), name
+                value = _combine(parsed[name], kind)
+                out[f"{kind}_metric"] = name
+                if plausible(kind, value):
+                    out[kind] = value
+                else:
+                    out[f"{kind}_bad"] = f"{name} read {value!r}"
                 break
     return out
 
@@ -151,8 +172,10 @@ class Sampler(threading.Thread):
             return max(vals) if vals else None
         named = {k: next((s[f"{k}_metric"] for s in self.samples if s[f"{k}_metric"]), None)
                  for k in KINDS}
-        return {"samples": len(self.samples), "errors": len(self.errors),
-                "last_error": self.errors[-1][:300] if self.errors else None,
+        bad = [s[f"{k}_bad"] for s in self.samples for k in KINDS if s.get(f"{k}_bad")]
+        return {"samples": len(self.samples), "errors": len(self.errors) + len(bad),
+                "last_error": (bad[-1] if bad else self.errors[-1][:300]) if bad or self.errors
+                else None, "implausible": bad[:3],
                 "max_running": peak("running"), "max_waiting": peak("waiting"),
                 "waiting_samples": sum(1 for s in self.samples if (s["waiting"] or 0) > 0),
                 "max_kv_usage": peak("kv_usage"), "metrics": named}

@@ -13,6 +13,8 @@ separate verdict that feeds the SLO-qualified ceiling only.
 
 from __future__ import annotations
 
+import math
+
 PROVENANCE = "host measurement"
 MAX_SPECIAL_TOKENS = 4      # a benchmark shortfall per request the server counter can vouch for
 SHORTFALL_REASON = ("the benchmark's random dataset reserves room for special tokens; the "
@@ -23,7 +25,10 @@ LATENCY = {"ttft_ms": ("p99_ttft_ms",), "tpot_ms": ("p99_tpot_ms",),
 
 
 def _num(value):
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number from a benchmark result, else None (NaN, Infinity, strings, bools)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _server_count(counter: dict | None, want: int, per_request: int) -> dict:
@@ -136,6 +141,9 @@ def _reasons(raw: dict, tokens: dict, counts: dict, resident) -> list[str]:
         why.append(f"direct OOM evidence ({raw['oom'][0]['source']})")
     if resident is None:
         why.append("no running-requests gauge was read from /metrics")
+    elif resident == 0 and counts["completed"]:
+        why.append(f"the running-requests gauge never rose above 0 while {counts['completed']} "
+                   "requests completed, so it did not measure them")
     return why
 
 
@@ -145,8 +153,10 @@ def judge(raw: dict, per_request: int, slo: dict) -> dict:
     tokens = _tokens(result, raw["num_prompts"], per_request, raw.get("prompt_counter"))
     counts = _counts(result, raw["num_prompts"])
     resident = None if m["max_running"] is None else int(m["max_running"])
+    reasons_extra = [f"/metrics gave implausible gauge readings ({'; '.join(m['implausible'])}), "
+                     "so its readings cannot be trusted"] if m.get("implausible") else []
     waiting = m["max_waiting"]
-    reasons = _reasons(raw, tokens, counts, resident)
+    reasons = _reasons(raw, tokens, counts, resident) + reasons_extra
     latency = _latency(result)
     return {
         "offered_concurrency": raw["offered_concurrency"], "num_prompts": raw["num_prompts"],

@@ -73,7 +73,7 @@ def write_atomic(path: Path, doc: dict) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+            f.write(render_json(doc))          # NaN / Infinity refused
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -84,7 +84,11 @@ def write_atomic(path: Path, doc: dict) -> None:
 
 def render_json(doc: dict) -> str:
     """The document as stable JSON text."""
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    try:
+        return json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    except ValueError as exc:  # NaN or Infinity: JSON cannot carry them
+        raise KvfitError(f"the calibration record holds a number JSON cannot carry ({exc}); a "
+                         "measured input was not finite.") from None
 
 
 def _precision(cal, dep, run: dict) -> dict:

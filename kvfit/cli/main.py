@@ -125,6 +125,38 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kvfit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the outer guard: no traceback reaches a user
+        return _internal_error(exc, argv)
+
+
+INTERNAL_ERROR = 70  # EX_SOFTWARE: never 1 ("does not fit") or 2 (bad input)
+
+
+def _internal_error(exc: Exception, argv: list[str]) -> int:
+    """One paragraph for an unexpected exception (exit 70); KVFIT_DEBUG=1 adds the traceback."""
+    import os
+
+    from ..textsafe import safe
+
+    shown = " ".join(argv)
+    shown = shown if len(shown) <= 300 else shown[:300] + "..."
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    message = (f"an unexpected {what} while handling `kvfit {shown}`; this is a kvfit bug, "
+               "please report it with that command line and its input (set KVFIT_DEBUG=1 to "
+               "see the traceback).")
+    message = safe(message, keep_newlines=False)
+    if os.environ.get("KVFIT_DEBUG", "").strip() not in ("", "0"):
+        import traceback
+        print(safe("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
+    if "--json" in argv:
+        import json
+        print(json.dumps({"error": {"kind": "internal error", "message": message, "hint": None,
+                                    "fields": []}}, indent=2))
+    print(f"kvfit: internal error: {message}", file=sys.stderr)
+    return INTERNAL_ERROR
 
 
 def entry() -> None:

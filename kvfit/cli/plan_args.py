@@ -16,6 +16,7 @@ exit codes:
   4  kvfit calibrate: the sweep ran but did not fully calibrate
   5  answered, but the fit could not be judged (weights unknown, or no hardware:
      a state-only report)
+  70 an unexpected internal error: a kvfit bug (KVFIT_DEBUG=1 shows the traceback)
 
 capacity model: without --engine the static bound (weights + counted state within the
 budget) answers; with --engine (or an engine-only flag, or --print-command) the engine's

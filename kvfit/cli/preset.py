@@ -50,12 +50,18 @@ def _check(table: dict, spec: dict, where: str) -> dict:
     return out
 
 
+MAX_PRESET_BYTES = 1 << 20    # a preset is a few hundred bytes; /dev/zero is not one
+
+
 def load_preset(path: Path, for_calibration: bool = False) -> dict:
     """Read a preset into flat request keys (output.json -> json, engine.check -> check_engine).
 
     A [calibration] table is checked as strictly (kvfit.calibrate.config) but never becomes a
     plan key; a plain plan notes on stderr that only `kvfit calibrate` reads it."""
     try:
+        if not path.is_file() or path.stat().st_size > MAX_PRESET_BYTES:
+            raise UsageError(f"preset {path.name} is not a regular file of at most "
+                             f"{MAX_PRESET_BYTES:,} bytes.")
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read preset {path.name}: {exc.strerror}.") from None

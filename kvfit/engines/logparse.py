@@ -3,12 +3,16 @@
 Lines may carry process prefixes ("(EngineCore pid=285) INFO 04-22 15:57:45 [file:line]",
 "(Worker_TP1 pid=445)", "[2026-01-31 13:50:39 TP2]") or none (quoted fragments). Each
 number is read from the first rank that prints it, except the available KV memory, where
-vLLM uses the smallest rank's blocks, so the smallest printed value is kept.
+vLLM uses the smallest rank's blocks, so the smallest printed value is kept. A printed
+number that is not one ('.', '1.2.3', too many digits, 0 where a count must be positive) is
+ignored with a note; an engine argument out of range (gpu_memory_utilization -1, a count
+given as a string) is a UsageError, never a negative prediction.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -81,9 +85,38 @@ class LogFacts:
     notes: list = field(default_factory=list)
 
 
+# Printed numbers that must be positive (a 0 would divide or make an empty pool) and
+# fractions that must lie in (0, 1].
+_PRINTED_POSITIVE = {"dcp", "total_gib", "attention_block_size", "max_model_len",
+                     "concurrency_len", "max_num_seqs", "max_num_batched_tokens"}
+_FRACTIONS = {"gpu_memory_utilization", "mem_fraction_static"}
+MAX_PRINTED = 2**63            # no count or size in a start-up log comes near this
+_POSITIVE_INT_FLAGS = {"max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size",
+                       "decode_context_parallel_size", "page_size", "max_running_requests",
+                       "max_total_tokens", "context_length", "attn_dp_size", "max_mamba_cache_size",
+                       "tensor_parallel_size", "tp_size", "kv_cache_memory_bytes"}
+_INT_FLAGS = {"num_speculative_tokens": 0, "chunked_prefill_size": -1}    # name: minimum
+_POSITIVE_FLAGS = {"swa_full_tokens_ratio", "mamba_full_memory_ratio"}
+
+
 def _number(text: str):
+    """A printed number (digits, commas, one '.'), or None when it is not one or not finite."""
     text = text.replace(",", "")
-    return float(text) if "." in text else int(text)
+    try:
+        value = float(text) if "." in text else int(text)
+    except ValueError:        # '.', '1.2.3', more digits than Python converts
+        return None
+    if isinstance(value, int):
+        return value if value <= MAX_PRINTED else None
+    return value if math.isfinite(value) and value <= MAX_PRINTED else None
+
+
+def _printed_ok(name: str, value) -> bool:
+    if value is None:
+        return False
+    if name in _FRACTIONS:
+        return 0 < value <= 1
+    return value > 0 if name in _PRINTED_POSITIVE else value >= 0
 
 
 def _scan(lines: list[str], table: dict, facts: LogFacts) -> None:
@@ -94,6 +127,10 @@ def _scan(lines: list[str], table: dict, facts: LogFacts) -> None:
                 continue
             raw = m.group(1)
             value = raw if name in ("version", "model", "architecture") else _number(raw)
+            if not isinstance(value, str) and not _printed_ok(name, value):
+                facts.notes.append(f"ignored the log's {name} value {raw[:40]!r}: not a usable "
+                                   "number")
+                continue
             if name == "available_gib" and name in facts.printed:
                 value = min(value, facts.printed[name])
             if name not in facts.printed or name == "available_gib":
@@ -109,7 +146,7 @@ def _vllm_args(lines: list[str], facts: LogFacts) -> None:
             args = ast.literal_eval(m.group(1).strip())
         except (ValueError, SyntaxError):
             facts.notes.append("the 'non-default args' line is cut off; read what it shows")
-            args = {k: ast.literal_eval(v) for k, v in re.findall(
+            args = {k: _literal(v) for k, v in re.findall(
                 r"'(\w+)': ('[^']*'|True|False|-?\d+\.?\d*)", m.group(1))}
         if isinstance(args, dict):
             facts.flags |= {k: v for k, v in args.items() if k != "model_tag"}
@@ -121,11 +158,49 @@ def _sglang_args(lines: list[str], facts: LogFacts) -> None:
         m = re.search(r"server_args=ServerArgs\((.*)\)", line)
         if m:
             for k, v in re.findall(r"(\w+)=('[^']*'|\"[^\"]*\"|[^,()]+)", m.group(1)):
-                try:
-                    facts.flags[k] = ast.literal_eval(v.strip())
-                except (ValueError, SyntaxError):
-                    facts.flags[k] = v.strip()
+                facts.flags[k] = _literal(v.strip())
             return
+
+
+def _literal(text: str):
+    """A Python literal from a log line, or the text itself when it is not one."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def _check_flags(flags: dict) -> None:
+    """Engine flags the prediction uses must be numbers in range; UsageError otherwise."""
+    for name, value in list(flags.items()):
+        if value is None:
+            del flags[name]          # SGLang prints unset arguments as None
+            continue
+        if name in _FRACTIONS:
+            ok, want = _real(value) and 0 < value <= 1, "a fraction in (0, 1]"
+        elif name in _POSITIVE_FLAGS:
+            ok, want = _real(value) and value > 0, "a number above 0"
+        elif name in _POSITIVE_INT_FLAGS:
+            ok, want = _whole(value) and 1 <= value <= MAX_PRINTED, "a whole number of at least 1"
+        elif name in _INT_FLAGS:
+            ok, want = _whole(value) and _INT_FLAGS[name] <= value <= MAX_PRINTED, \
+                f"a whole number of at least {_INT_FLAGS[name]}"
+        else:
+            continue
+        if not ok:
+            raise UsageError(f"the log's engine arguments give {name} = {str(value)[:40]!r}, "
+                             f"which is not {want}; kvfit will not predict from it.",
+                             hint="Check the log, or pass the flag explicitly.")
+
+
+def _real(value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return abs(value) <= MAX_PRINTED and (isinstance(value, int) or math.isfinite(value))
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def detect(text: str) -> str:
@@ -147,6 +222,7 @@ def parse(text: str) -> LogFacts:
     facts = LogFacts(engine)
     _scan(lines, VLLM if engine == "vllm" else SGLANG, facts)
     (_vllm_args if engine == "vllm" else _sglang_args)(lines, facts)
+    _check_flags(facts.flags)
     p = facts.printed
     for key in ("version", "model", "architecture"):
         setattr(facts, key, p.pop(key, None))

@@ -25,11 +25,14 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
 
     offline: never contact the Hub (also implied by HF_HUB_OFFLINE=1); answers come from
       kvfit's metadata cache or the offline catalog.
-    timeout: seconds allowed per Hub request.
+    timeout: seconds allowed for each whole Hub request (a finite number above 0).
     read_headers: also read safetensors/GGUF headers of the served weight files
       (Metadata.tensor_bytes), with HTTP Range requests.
     Local directories (kind "local") are handled by kvfit.source.local, not here.
     """
+    from .deadline import check_timeout
+
+    timeout = check_timeout(timeout)
     if ref.kind == "local":
         raise NotImplementedError("local checkpoint directories are resolved by kvfit.source")
     if ref.kind == "gguf-file":
@@ -47,7 +50,10 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
     try:
         return resolve_online(ref, HubClient(timeout=timeout), read_headers)
     except HubUnreachable as exc:
-        return answer_offline(ref, f"the Hub could not be reached ({exc.message})", read_headers)
+        from ..textsafe import safe
+
+        reason = safe(f"the Hub could not be reached ({exc.message})", keep_newlines=False)
+        return answer_offline(ref, reason, read_headers)
 
 
 def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None:

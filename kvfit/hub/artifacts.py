@@ -96,9 +96,12 @@ def check_index_covers_layers(index: dict[str, Any], num_layers: int) -> list[in
     return missing_layers(weight_map, num_layers)
 
 
-def missing_layers(tensor_names: Iterable[str], num_layers: int, marker: str = "layers") -> list[int]:
-    """Layers with no tensor containing '<marker>.N.' (marker "blk" for GGUF names)."""
-    pattern = re.compile(rf"(?:^|\.){re.escape(marker)}\.(\d+)\.")
+def missing_layers(tensor_names: Iterable[str], num_layers: int,
+                   marker: str | tuple[str, ...] = ("layers", "blk")) -> list[int]:
+    """Layers with no tensor containing '<marker>.N.': by default 'layers.N.' (safetensors)
+    or 'blk.N.' (llama.cpp's GGUF names)."""
+    markers = (marker,) if isinstance(marker, str) else marker
+    pattern = re.compile(rf"(?:^|\.)(?:{'|'.join(map(re.escape, markers))})\.(\d+)\.")
     seen = {int(m.group(1)) for name in tensor_names for m in [pattern.search(name)] if m}
     return [n for n in range(num_layers) if n not in seen]
 
@@ -144,7 +147,9 @@ def _classify(path: str, shards: set[str] | None) -> tuple[int, str] | None:
 def _index_shards(index: dict[str, Any] | None) -> set[str] | None:
     """Shard file names listed in an index's weight_map, or None without an index."""
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
-    return set(weight_map.values()) if isinstance(weight_map, dict) else None
+    if not isinstance(weight_map, dict):
+        return None
+    return {v for v in weight_map.values() if isinstance(v, str)}  # a list or number names no file
 
 
 def _amount(files: Iterable[FileEntry]) -> str:

@@ -5,19 +5,23 @@ no Hub request, and a plan on a branch makes one (to learn the branch's current 
 last sha seen for each branch is kept too, only so offline runs can say what they reuse.
 
 Layout: <root>/<org>--<name>/<sha>/<key>.json and <root>/<org>--<name>/refs/<quoted rev>.
-Root: KVFIT_CACHE_DIR, else <HF_HOME>/kvfit. Unwritable or corrupt entries are ignored.
+Root: KVFIT_CACHE_DIR, else <HF_HOME>/kvfit. Unwritable entries are skipped; corrupt or
+wrong-shaped entries are deleted and refetched, never fatal.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 FORMAT = 1
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def cache_root() -> Path:
@@ -49,20 +53,37 @@ class MetadataCache:
         """<root>/<org>--<name>."""
         return self.root / repo_id.replace("/", "--")
 
-    def load(self, repo_id: str, sha: str, key: str) -> dict[str, Any] | None:
-        """The cached document, or None when absent, unreadable or of another format."""
+    def _entry(self, repo_id: str, sha: str, key: str) -> Path:
+        return self._repo_dir(repo_id) / sha / f"{_safe(key)}.json"
+
+    def load(self, repo_id: str, sha: str, key: str,
+             valid: Callable[[Any], bool] | None = None) -> dict[str, Any] | None:
+        """The cached document, or None when absent, unreadable, of another format, not a
+        JSON object, or rejected by `valid`; a bad entry is deleted (it would be refetched)."""
+        path = self._entry(repo_id, sha, key)
         try:
-            doc = json.loads((self._repo_dir(repo_id) / sha / f"{_safe(key)}.json").read_text())
-        except (OSError, ValueError):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
             return None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        except (OSError, ValueError, RecursionError):
+            doc = None
+        data = doc.get("data") if isinstance(doc, dict) and doc.get("format") == FORMAT else None
+        if not isinstance(data, dict) or (valid is not None and not _accepts(valid, data)):
+            self.discard(repo_id, sha, key)
             return None
-        return doc.get("data")
+        return data
+
+    def discard(self, repo_id: str, sha: str, key: str) -> None:
+        """Remove one entry (a bad one); failures are ignored."""
+        try:
+            self._entry(repo_id, sha, key).unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def save(self, repo_id: str, sha: str, key: str, data: dict[str, Any]) -> None:
         """Store a document atomically; failures to write are ignored (the cache is optional)."""
-        target = self._repo_dir(repo_id) / sha / f"{_safe(key)}.json"
-        _write_atomic(target, json.dumps({"format": FORMAT, "data": data}, sort_keys=True))
+        _write_atomic(self._entry(repo_id, sha, key),
+                      json.dumps({"format": FORMAT, "data": data}, sort_keys=True))
 
     def remember_ref(self, repo_id: str, revision: str | None, sha: str) -> None:
         """Record that `revision` (None = default branch) pointed at `sha` when last asked."""
@@ -72,9 +93,9 @@ class MetadataCache:
         """The sha `revision` pointed at when last resolved online, if recorded."""
         try:
             sha = (self._repo_dir(repo_id) / "refs" / _safe(revision or "")).read_text().strip()
-        except OSError:
+        except (OSError, ValueError):
             return None
-        return sha if len(sha) == 40 else None
+        return sha if _SHA.fullmatch(sha) else None
 
 
 def _safe(name: str) -> str:
@@ -82,13 +103,29 @@ def _safe(name: str) -> str:
     return quote(name, safe="") or "@default"
 
 
+def _accepts(valid: Callable[[Any], bool], data: Any) -> bool:
+    try:
+        return bool(valid(data))
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return False
+
+
 def _write_atomic(target: Path, text: str) -> None:
-    """Write via a temporary file + rename; OSError is swallowed."""
+    """Write via a temporary file + rename; OSError is swallowed, and the temporary file is
+    removed on every failure path (a full disk, an interrupt)."""
+    tmp = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, target)
+        tmp = None
     except OSError:
         return
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

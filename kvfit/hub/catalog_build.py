@@ -33,7 +33,7 @@ def build_from_hub(repo_id: str, revision: str | None, out: Path, timeout: float
 
     client = HubClient(timeout=timeout)
     info = client.repo_info(repo_id, revision)
-    host = urlsplit(client.endpoint).netloc
+    host = urlsplit(client.endpoint).netloc.rpartition("@")[2]  # never the userinfo
     folder = _fresh(out, info.repo_id)
     snapshot = []
     for f in info.files:

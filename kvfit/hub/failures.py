@@ -28,7 +28,8 @@ class HubUnreachable(HubError):
 
 @dataclass(frozen=True)
 class Where:
-    """What was being read, for messages: endpoint URL, repo id, revision, file, timeout (s)."""
+    """What was being read, for messages: endpoint URL (credentials already redacted), repo id,
+    revision, file, timeout (s)."""
 
     endpoint: str
     repo_id: str
@@ -95,7 +96,7 @@ def _kind(exc: Exception) -> str:
 
     if isinstance(exc, OfflineModeIsEnabled):
         return "offline"
-    if isinstance(exc, httpx2.TimeoutException):
+    if isinstance(exc, httpx2.TimeoutException | TimeoutError):
         return "timeout"
     if isinstance(exc, httpx2.ConnectError | httpx2.UnsupportedProtocol):
         return "unreachable"
@@ -118,8 +119,8 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
                               f"({exc.__class__.__name__}).",
                               hint="Check the network, proxy settings and HF_ENDPOINT.")
     if kind == "timeout":
-        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s while "
-                        f"reading {where.what}.",
+        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s (the "
+                        f"deadline for the whole request) while reading {where.what}.",
                         hint="Retry with a longer timeout, or plan offline from the catalog.")
     if kind == "dropped":
         return HubError(f"the connection closed before the full response for {where.what} "
@@ -166,6 +167,7 @@ def _not_found(code: str, where: Where) -> HubError:
         return HubError(f"revision {where.revision!r} does not exist in {where.repo_id} "
                         "(HTTP 404).", hint="Check the branch, tag or commit sha.")
     if code == "EntryNotFound" or where.path:
-        return HubError(f"{where.path} is not in {where.repo_id} at {where.revision} (HTTP 404).")
+        at = where.revision or "the default branch"
+        return HubError(f"{where.path} is not in {where.repo_id} at {at} (HTTP 404).")
     return HubError(f"the repository {where.repo_id} was not found on {where.endpoint} "
                     "(HTTP 404).", hint="Check the org/name spelling.")

@@ -39,6 +39,7 @@ def synthesize_config(header: GgufHeader) -> tuple[dict[str, Any], list[str]]:
             config[field] = _scalar(header.fields[key], key)
             used.append(f"{field}<-{key}")
     _check_required(config, arch)
+    _check_layer_count(config["num_hidden_layers"], arch)
     identity = entry.get("with_experts") if config.get("num_local_experts") else None
     config["model_type"] = (identity or entry)["model_type"]
     config["architectures"] = list((identity or entry)["architectures"])
@@ -65,6 +66,16 @@ def _check_required(config: dict[str, Any], arch: str) -> None:
     if missing:
         keys = ", ".join(key_map()["common"][f].format(arch=arch) for f in missing)
         raise ConfigError(f"the GGUF lacks required metadata: {keys}.")
+
+
+def _check_layer_count(layers: Any, arch: str) -> None:
+    """block_count bounds every per-layer list kvfit builds: a whole number, 1..MAX_LAYERS."""
+    from ..state.layers import MAX_LAYERS
+
+    if isinstance(layers, bool) or not isinstance(layers, int) or not 0 < layers <= MAX_LAYERS:
+        raise ConfigError(f"the GGUF declares {arch}.block_count = {layers!r}; kvfit expects a "
+                          f"whole number of layers from 1 to {MAX_LAYERS:,}.",
+                          fields=(f"{arch}.block_count",))
 
 
 def _vocab_size(header: GgufHeader) -> int | None:

@@ -9,20 +9,19 @@ names, GGML types and byte sizes are kept. Truncated or corrupt files raise Conf
 from __future__ import annotations
 
 import os
-import struct
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from ..errors import ConfigError
+from .gguf_bounds import Incomplete, scan
 
 FIRST_READ_BYTES = 8 * 2**20
 MAX_PREFIX_BYTES = 64 * 2**20
 MAX_KEPT_ARRAY = 4096
-_MAX_TENSORS = 1_000_000
-_MAX_KEYS = 100_000
 _PARSE_ERRORS = (ValueError, IndexError, KeyError, OverflowError, TypeError, UnicodeDecodeError)
 
 
@@ -46,7 +45,10 @@ def read_local_gguf(path: str, size: int | None = None) -> GgufHeader:
     """Parse a GGUF file on disk; ConfigError if it is truncated or corrupt."""
     size = os.path.getsize(path) if size is None else size
     with open(path, "rb") as handle:
-        _check_counts(handle.read(24), os.path.basename(path))
+        def read_range(start: int, length: int) -> bytes:
+            handle.seek(start)
+            return handle.read(length)
+        bounded_prefix(read_range, os.path.basename(path), size)
     header, _ = _parse(path, os.path.basename(path))
     _check_fits(header, size, os.path.basename(path))
     return header
@@ -55,9 +57,8 @@ def read_local_gguf(path: str, size: int | None = None) -> GgufHeader:
 def read_remote_gguf(read_range: Callable[[int, int], bytes], name: str,
                      size: int | None) -> GgufHeader:
     """Parse a remote GGUF from ranged reads (read_range(start, length) -> bytes)."""
+    prefix = bounded_prefix(read_range, name, size)
     want = FIRST_READ_BYTES if size is None else min(FIRST_READ_BYTES, size)
-    prefix = read_range(0, want)
-    _check_counts(prefix, name)
     eof = len(prefix) < want or (size is not None and len(prefix) >= size)
     while True:
         header, data_start = _parse_bytes(prefix, name, strict=eof)
@@ -77,18 +78,58 @@ def read_remote_gguf(read_range: Callable[[int, int], bytes], name: str,
         eof = len(more) < want or (size is not None and len(prefix) >= size)
 
 
-def _parse_bytes(prefix: bytes, name: str, *, strict: bool) -> tuple[GgufHeader | None, int]:
-    """Parse a prefix via a temporary file; (None, 0) when it is too short (unless strict)."""
-    fd, tmp = tempfile.mkstemp(suffix=".gguf", prefix="kvfit-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(prefix)
+def bounded_prefix(read_range: Callable[[int, int], bytes], name: str,
+                   size: int | None) -> bytes:
+    """The file's first bytes, grown until they hold the whole header, after every count and
+    length in it was checked (gguf_bounds.scan) against the bytes left and a sane maximum."""
+    limit = MAX_PREFIX_BYTES if size is None else min(size, MAX_PREFIX_BYTES)
+    capped = size is None or size > MAX_PREFIX_BYTES
+    want = min(FIRST_READ_BYTES, limit)
+    prefix = read_range(0, want)
+    if len(prefix) < want:                            # the file ends here
+        limit, capped = len(prefix), False
+    while True:
         try:
-            return _parse(tmp, name)
+            scan(prefix, name, limit, capped)
+            return prefix
+        except Incomplete:                            # len(prefix) < limit
+            want = min(len(prefix), limit - len(prefix))
+            more = read_range(len(prefix), want)
+            prefix += more
+            if len(more) < want:
+                limit, capped = len(prefix), False
+
+
+def _parse_bytes(prefix: bytes, name: str, *, strict: bool) -> tuple[GgufHeader | None, int]:
+    """Parse a prefix via an anonymous in-memory file (Linux memfd: nothing is left in the
+    temp dir even if kvfit is killed), else a temporary file; (None, 0) when it is too short
+    (unless strict)."""
+    with _prefix_file(prefix) as path:
+        try:
+            return _parse(path, name)
         except ConfigError:
             if strict:
                 raise
             return None, 0
+
+
+@contextmanager
+def _prefix_file(data: bytes) -> Iterator[str]:
+    """A path holding `data` for as long as the block runs."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create("kvfit-gguf-prefix")
+        try:
+            with open(fd, "wb", closefd=False) as handle:
+                handle.write(data)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
+    fd, tmp = tempfile.mkstemp(suffix=".gguf", prefix="kvfit-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        yield tmp
     finally:
         os.unlink(tmp)
 
@@ -122,16 +163,6 @@ def _fields(reader) -> tuple[dict[str, Any], dict[str, int]]:
             continue
         fields[key] = field.contents()
     return fields, lengths
-
-
-def _check_counts(prefix: bytes, name: str) -> None:
-    """Magic, version and sane tensor/key counts before handing the bytes to gguf."""
-    if len(prefix) < 24 or prefix[:4] != b"GGUF":
-        raise ConfigError(f"{name} is not a GGUF file (missing 'GGUF' magic or truncated).")
-    version, tensors, keys = struct.unpack("<IQQ", prefix[4:24])
-    if version not in (2, 3) or tensors > _MAX_TENSORS or keys > _MAX_KEYS:
-        raise ConfigError(f"{name}: implausible GGUF header (version {version}, {tensors} "
-                          f"tensors, {keys} keys); the file is corrupt.")
 
 
 def _check_fits(header: GgufHeader, size: int, name: str) -> None:

@@ -60,10 +60,17 @@ def header_to_json(header: GgufHeader) -> dict[str, Any]:
 def header_from_json(doc: dict[str, Any]) -> GgufHeader | None:
     """Inverse of header_to_json; None if the document is malformed."""
     try:
-        tensors = {k: (str(t), int(n)) for k, (t, n) in doc["tensors"].items()}
-        return GgufHeader(dict(doc["fields"]), dict(doc["array_lengths"]), tensors,
-                          int(doc["data_end"]))
-    except (KeyError, TypeError, ValueError):
+        fields, lengths, end = doc["fields"], doc["array_lengths"], doc["data_end"]
+        if not (isinstance(fields, dict) and isinstance(lengths, dict) and type(end) is int
+                and end >= 0 and all(type(n) is int and n >= 0 for n in lengths.values())):
+            return None
+        tensors = {}
+        for name, (kind, nbytes) in doc["tensors"].items():
+            if not isinstance(kind, str) or type(nbytes) is not int or nbytes < 0:
+                return None
+            tensors[name] = (kind, nbytes)
+        return GgufHeader(fields, lengths, tensors, end)
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 

@@ -76,13 +76,17 @@ class _Headers:
     def __init__(self, client: HubClient | None, cache: MetadataCache, snap: Snapshot):
         self.client, self.cache, self.snap = client, cache, snap
 
-    def cached(self, key: str, produce: Callable[[], dict]) -> dict[str, Any] | None:
+    def cached(self, key: str, produce: Callable[[], dict],
+               valid: Callable[[dict], bool]) -> dict[str, Any] | None:
         """The cached document for `key`, else produce() and cache it (None when offline)."""
-        return self.cached_many([(key, produce)])[0]
+        return self.cached_many([(key, produce)], valid)[0]
 
-    def cached_many(self, items: list[tuple[str, Callable[[], dict]]]) -> list[dict | None]:
-        """cached() for several keys; missing documents are produced concurrently."""
-        docs = [self.cache.load(self.snap.repo_id, self.snap.sha, key) for key, _ in items]
+    def cached_many(self, items: list[tuple[str, Callable[[], dict]]],
+                    valid: Callable[[dict], bool]) -> list[dict | None]:
+        """cached() for several keys; missing (or wrong-shaped, `valid` false) documents are
+        produced concurrently."""
+        docs = [self.cache.load(self.snap.repo_id, self.snap.sha, key, valid=valid)
+                for key, _ in items]
         missing = [i for i, doc in enumerate(docs) if doc is None]
         if missing and self.client is not None:
             if len(missing) == 1:
@@ -104,7 +108,8 @@ def _gguf(parts: list[FileEntry], headers: _Headers, read_headers: bool):
     """(config, notes, tensor bytes) from GGUF part headers."""
     def header_of(part: FileEntry):
         doc = headers.cached(f"gguf:{part.path}", lambda: header_to_json(read_remote_gguf(
-            lambda s, n: headers.read_range(part.path, s, n), part.path, part.size)))
+            lambda s, n: headers.read_range(part.path, s, n), part.path, part.size)),
+            lambda d: header_from_json(d) is not None)
         header = header_from_json(doc) if doc is not None else None
         if header is None:
             raise HubError(f"the GGUF header of {part.path} is not in kvfit's cache and the Hub "
@@ -121,7 +126,8 @@ def _safetensors(chosen: list[FileEntry], headers: _Headers):
         return None, ["weight headers not read: the chosen files are not safetensors"]
     docs = headers.cached_many([(f"st:{e.path}", lambda e=e: {
         name: [t.dtype, list(t.shape), t.nbytes]
-        for name, t in read_safetensors_headers([e], headers.read_range).items()}) for e in st])
+        for name, t in read_safetensors_headers([e], headers.read_range).items()}) for e in st],
+        _valid_tensor_rows)
     if any(doc is None for doc in docs):
         return None, ["weight headers not read: not cached and the Hub cannot be reached"]
     merged: dict[str, Any] = {}
@@ -131,6 +137,15 @@ def _safetensors(chosen: list[FileEntry], headers: _Headers):
                 raise ConfigError(f"tensor {name} appears in more than one safetensors file.")
             merged[name] = row
     return {n: int(r[2]) for n, r in merged.items()}, [_dtype_note(merged, len(st))]
+
+
+def _valid_tensor_rows(doc: dict) -> bool:
+    """A cached safetensors header: {name: [dtype, [dims], bytes]} with whole numbers >= 0."""
+    def whole(v) -> bool:
+        return type(v) is int and v >= 0
+    return all(isinstance(r, list) and len(r) == 3 and isinstance(r[0], str)
+               and isinstance(r[1], list) and all(map(whole, r[1])) and whole(r[2])
+               for r in doc.values())
 
 
 def _dtype_note(rows: dict[str, Any], files: int) -> str:

@@ -4,7 +4,9 @@ Format: an 8-byte little-endian header length N, N bytes of JSON mapping tensor 
 {dtype, shape, data_offsets: [begin, end]} (offsets relative to the data area that follows
 the header), then the data. A header is rejected (ConfigError) when N is absurd (over
 MAX_HEADER_BYTES) or runs past the file, the JSON is malformed, or an offset range falls
-outside the data area, overlaps another tensor, or disagrees with dtype x shape.
+outside the data area, overlaps another tensor, or disagrees with dtype x shape; also for
+duplicate keys, NaN/Infinity, nesting or integers Python cannot convert, unknown dtypes,
+more than MAX_DIMS dimensions and sizes past 2^64.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ DTYPE_BITS = {
     "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32,
     "I64": 64, "U64": 64, "F64": 64, "C64": 64, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
 }
+MAX_DIMS = 16
+MAX_U64 = 2**64 - 1
 ReadRange = Callable[[str, int, int], bytes]
 
 
@@ -87,11 +91,23 @@ def header_length(prefix: bytes, entry: FileEntry) -> int:
 def parse_header(body: bytes, entry: FileEntry) -> dict[str, TensorHeader]:
     """Validate the JSON header; returns {tensor name: TensorHeader}."""
     try:
-        doc = json.loads(body.decode("utf-8"))
+        doc = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates,
+                         parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{entry.path}: the safetensors header is not valid JSON ({exc}).") from None
+    except RecursionError:
+        raise ConfigError(f"{entry.path}: the safetensors header nests too deeply to be a "
+                          "safetensors header.") from None
+    except ValueError as exc:  # duplicate keys, NaN/Infinity, integers past Python's digit limit
+        why = ("an integer has thousands of digits, more than any size" if "digits" in str(exc)
+               else str(exc)[:120])
+        raise ConfigError(f"{entry.path}: the safetensors header is not acceptable JSON "
+                          f"({why}).") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"{entry.path}: the safetensors header is not a JSON object.")
+    meta = doc.get("__metadata__", {})
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise ConfigError(f"{entry.path}: the safetensors __metadata__ must map names to strings.")
     data_size = None if entry.size is None else entry.size - 8 - len(body)
     tensors = {name: _tensor(entry.path, name, spec, data_size)
                for name, spec in doc.items() if name != "__metadata__"}
@@ -109,13 +125,19 @@ def _tensor(path: str, name: str, spec: object, data_size: int | None) -> Tensor
             or len(offsets) != 2:
         raise ConfigError(f"{where} needs a string dtype, an integer shape and two integer "
                           "data_offsets.")
+    if len(shape) > MAX_DIMS or any(v > MAX_U64 for v in (*shape, *offsets)):
+        raise ConfigError(f"{where} has {len(shape)} dimensions or a size past 2^64; not a "
+                          "genuine safetensors header.")
     begin, end = offsets
     if begin < 0 or end < begin or (data_size is not None and end > data_size):
         limit = "" if data_size is None else f" (data area is {data_size:,} bytes)"
         raise ConfigError(f"{where} has data_offsets [{begin}, {end}] out of range{limit}.")
     bits = DTYPE_BITS.get(dtype)
+    if bits is None:
+        raise ConfigError(f"{where} has the unknown dtype {dtype[:40]!r}; safetensors dtypes are "
+                          f"{', '.join(sorted(DTYPE_BITS))}.")
     count = math.prod(shape)
-    if bits is not None and (count * bits) % 8 == 0 and count * bits // 8 != end - begin:
+    if (count * bits) % 8 == 0 and count * bits // 8 != end - begin:
         raise ConfigError(f"{where}: {dtype} x {shape} needs {count * bits // 8:,} bytes but "
                           f"its offsets span {end - begin:,}.")
     return TensorHeader(path, dtype, tuple(shape), end - begin)
@@ -128,6 +150,19 @@ def _check_no_overlap(path: str, tensors: dict[str, TensorHeader], doc: dict) ->
     for (_, end, first), (begin, _, second) in zip(spans, spans[1:], strict=False):
         if begin < end:
             raise ConfigError(f"{path}: tensors {first!r} and {second!r} overlap.")
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key[:80]!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _int_list(value: object) -> bool:

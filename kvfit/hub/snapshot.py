@@ -43,15 +43,24 @@ class Snapshot:
 
 
 def load_snapshot(cache: MetadataCache, repo_id: str, sha: str) -> Snapshot | None:
-    """The cached snapshot of (repo, sha), if any."""
-    doc = cache.load(repo_id, sha, _KEY)
+    """The cached snapshot of (repo, sha), if any (a wrong-shaped entry is discarded)."""
+    doc = cache.load(repo_id, sha, _KEY, valid=valid_snapshot)
     if doc is None:
         return None
-    try:
-        files = tuple(FileEntry(str(p), None if s is None else int(s)) for p, s in doc["files"])
-        return Snapshot(repo_id, sha, files, doc["config"], doc["quant_config"], doc["index"])
-    except (KeyError, TypeError, ValueError):
-        return None
+    files = tuple(FileEntry(p, s) for p, s in doc["files"])
+    return Snapshot(repo_id, sha, files, doc["config"], doc["quant_config"], doc["index"])
+
+
+def valid_snapshot(doc: dict) -> bool:
+    """The shape to_json() writes: files [[path, size or null]], config an object (or null),
+    quant_config and index objects or null."""
+    files = doc.get("files")
+    if not isinstance(files, list) or not all(
+            isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and f[0]
+            and (f[1] is None or (type(f[1]) is int and f[1] >= 0)) for f in files):
+        return False
+    return all(k in doc and (doc[k] is None or isinstance(doc[k], dict))
+               for k in ("config", "quant_config", "index"))
 
 
 def fetch_snapshot(client: HubClient, cache: MetadataCache, info: RepoInfo) -> Snapshot:

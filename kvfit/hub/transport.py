@@ -8,6 +8,7 @@ Environment (HF_ENDPOINT, HF_HUB_OFFLINE) is read when a client is made, not at 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from .. import __version__
 from ..errors import ConfigError, HubError
 from ..metadata import FileEntry
+from ..textsafe import redact
+from .deadline import check_timeout, read_capped, run_with_deadline
 from .failures import HubUnreachable, Where, with_retries
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
@@ -46,29 +49,49 @@ class RepoInfo:
     files: tuple[FileEntry, ...]
 
 
+MAX_INFO_BYTES = 64 * 2**20    # a model-info reply (decoded); thousands of files fit easily
+MAX_FILE_BYTES_READ = 64 * 2**20  # a whole small file (config.json, index), decoded
+
+
 class HubClient:
-    """Reads repo info and files from one endpoint with a per-request timeout (seconds)."""
+    """Reads repo info and files from one endpoint; every request (connect, headers and the
+    whole body) must finish within `timeout` seconds, and bodies are capped once decoded."""
 
     def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None):
+        self.timeout = check_timeout(timeout)
         if offline_requested():
             raise HubUnreachable("offline mode is on (HF_HUB_OFFLINE), so the Hub was not asked.")
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
-        self.timeout = float(timeout)
+        self.shown = redact(self.endpoint)  # the endpoint as messages may print it
 
     def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
         """Resolve `revision` (None = default branch) to a full sha, with file sizes."""
-        from huggingface_hub import HfApi
+        from urllib.parse import quote
 
-        api = HfApi(endpoint=self.endpoint, library_name="kvfit", library_version=__version__)
-        where = Where(self.endpoint, repo_id, revision, None, self.timeout)
-        info = with_retries(lambda: api.model_info(repo_id, revision=revision,
-                                                   files_metadata=True, timeout=self.timeout),
-                            where)
+        from huggingface_hub.hf_api import ModelInfo
+
+        url = f"{self.endpoint}/api/models/{repo_id}" + (
+            "" if revision is None else f"/revision/{quote(revision, safe='')}")
+        where = Where(self.shown, repo_id, revision, None, self.timeout)
+
+        def call() -> ModelInfo:
+            body = self._stream(url, {"blobs": True}, None, MAX_INFO_BYTES, where.what)
+            try:
+                data = json.loads(body)
+            except (ValueError, RecursionError):
+                data = None
+            if not isinstance(data, dict):
+                raise HubError(f"{self.shown} answered {where.what} with something that is not a "
+                               "JSON object.", hint="Is HF_ENDPOINT a Hugging Face Hub (or "
+                               "compatible mirror)?")
+            return ModelInfo(**data)
+
+        info = with_retries(call, where)
         sha = getattr(info, "sha", None)
         if not isinstance(sha, str) or not FULL_SHA.fullmatch(sha):
-            raise HubError(f"{self.endpoint} returned no full commit sha for {where.what}.",
+            raise HubError(f"{self.shown} returned no full commit sha for {where.what}.",
                            hint="Is HF_ENDPOINT a Hugging Face Hub (or compatible mirror)?")
-        files = tuple(FileEntry(s.rfilename, _size(s)) for s in (info.siblings or []))
+        files = tuple(_entry(s, self.shown, where.what) for s in (info.siblings or []))
         return RepoInfo(repo_id, sha, tuple(sorted(files, key=lambda f: f.path)))
 
     def fetch(self, repo_id: str, sha: str, path: str) -> bytes:
@@ -86,41 +109,57 @@ class HubClient:
     def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None) -> bytes:
         """GET the resolve URL at `sha`, optionally ranged; reads at most the span's length."""
         from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
         url = hf_hub_url(repo_id, path, revision=sha, endpoint=self.endpoint)
+        where = Where(self.shown, repo_id, sha, path, self.timeout)
+        return with_retries(lambda: self._stream(url, None, span, MAX_FILE_BYTES_READ,
+                                                 where.what), where)
+
+    def _stream(self, url: str, params: dict | None, span: tuple[int, int] | None, cap: int,
+                what: str) -> bytes:
+        """One GET under the whole-request deadline; the body decoded and capped."""
+        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
         headers = build_hf_headers(library_name="kvfit", library_version=__version__)
         if span is not None:
             headers["Range"] = f"bytes={span[0]}-{span[0] + span[1] - 1}"
 
-        def call() -> bytes:
-            with get_session().stream("GET", url, headers=headers, timeout=self.timeout) as resp:
+        def work(deadline) -> bytes:
+            with get_session().stream("GET", url, headers=headers, params=params,
+                                      timeout=self.timeout) as resp:
+                deadline.check()
                 hf_raise_for_status(resp)
                 if span is not None and resp.status_code == 200 and span[0] > 0:
-                    raise HubError(f"{self.endpoint} ignored an HTTP Range request for {path}.")
-                return _read_capped(resp, span[1] if span else None)
+                    raise HubError(f"{self.shown} ignored an HTTP Range request for {what}.")
+                return read_capped(resp.iter_bytes(), deadline, cap=cap, what=what,
+                                   want=span[1] if span else None)
 
-        return with_retries(call, Where(self.endpoint, repo_id, sha, path, self.timeout))
-
-
-def _read_capped(resp, limit: int | None) -> bytes:
-    """Read a streamed body, stopping after `limit` bytes (None = everything)."""
-    chunks, total = [], 0
-    for chunk in resp.iter_bytes():
-        chunks.append(chunk)
-        total += len(chunk)
-        if limit is not None and total >= limit:
-            break
-    data = b"".join(chunks)
-    return data if limit is None else data[:limit]
+        return run_with_deadline(work, self.timeout)
 
 
-def _size(sibling) -> int | None:
-    """A file's size in bytes from model_info siblings (LFS size first)."""
+MAX_FILE_BYTES = 2**50      # 1 PiB: no single checkpoint file is larger
+MAX_PATH_CHARS = 1024
+
+
+def _entry(sibling, endpoint: str, what: str) -> FileEntry:
+    """One model_info sibling as a FileEntry; HubError unless its name is a plain relative
+    path and its size (LFS size first) an integer byte count from 0 to MAX_FILE_BYTES."""
+    name = getattr(sibling, "rfilename", None)
+    if (not isinstance(name, str) or not name or len(name) > MAX_PATH_CHARS
+            or name.startswith("/") or any(part in ("", ".", "..") for part in name.split("/"))
+            or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name)):
+        raise HubError(f"{endpoint} listed a file named {str(name)[:80]!r} for {what}, which is "
+                       "not a plain relative path; the answer is not from a genuine Hub.")
     lfs = getattr(sibling, "lfs", None)
-    if lfs is not None and lfs.get("size") is not None:
-        return int(lfs["size"])
-    return int(sibling.size) if sibling.size is not None else None
+    size = lfs.get("size") if isinstance(lfs, dict) and lfs.get("size") is not None \
+        else getattr(sibling, "size", None)
+    if size is None:
+        return FileEntry(name, None)
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_FILE_BYTES:
+        raise HubError(f"{endpoint} listed {name} with size {repr(size)[:40]} for {what}, which "
+                       f"is not a byte count from 0 to {MAX_FILE_BYTES:,}; the answer is not "
+                       "from a genuine Hub.")
+    return FileEntry(name, size)
 
 
 def parse_json_object(data: bytes, name: str) -> dict:

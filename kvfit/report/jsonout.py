@@ -7,4 +7,9 @@ import json
 
 def render_json(report: dict) -> str:
     """Stable, sorted-key JSON with a trailing newline."""
-    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    try:
+        return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as exc:  # NaN or Infinity: JSON cannot carry them
+        from ..errors import ConfigError
+        raise ConfigError(f"the report holds a number JSON cannot carry ({exc}); an input "
+                          "value is not finite.") from None

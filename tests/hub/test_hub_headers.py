@@ -79,9 +79,10 @@ def test_inconsistent_tensor_entries(tmp_path, spec, data_bytes, message):
         _headers(tmp_path, "bad.safetensors", _one(spec, data_bytes))
 
 
-def test_unknown_dtype_is_accepted_with_offset_bytes(tmp_path):
+def test_unknown_dtype_is_refused(tmp_path):
     spec = {"w": {"dtype": "F4_FUTURE", "shape": [7], "data_offsets": [0, 5]}}
-    assert _headers(tmp_path, "x.safetensors", _one(spec, 5))["w"].nbytes == 5
+    with pytest.raises(ConfigError, match="unknown dtype 'F4_FUTURE'"):
+        _headers(tmp_path, "x.safetensors", _one(spec, 5))
 
 
 def test_duplicate_tensor_across_files(tmp_path):

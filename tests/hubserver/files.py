@@ -35,7 +35,8 @@ def split_gguf_bytes(name: str, arch: str, kv: dict[str, object], tensors: dict[
                      max_tensors: int = 0) -> dict[str, bytes]:
     """GGUF file(s) written by gguf.GGUFWriter; split into parts of `max_tensors` when > 0.
 
-    kv values: int -> UINT32, float -> FLOAT32, bool -> BOOL, str -> STRING, list -> ARRAY.
+    kv values: int -> UINT32 (UINT64 from 2**32), float -> FLOAT32, bool -> BOOL,
+    str -> STRING, list -> ARRAY.
     Returns {file name: bytes}; split parts are named <stem>-0000i-of-0000n.gguf.
     """
     import gguf
@@ -56,6 +57,8 @@ def split_gguf_bytes(name: str, arch: str, kv: dict[str, object], tensors: dict[
 def _add(writer, key: str, value: object) -> None:
     if isinstance(value, bool):
         writer.add_bool(key, value)
+    elif isinstance(value, int) and value >= 2**32:
+        writer.add_uint64(key, value)
     elif isinstance(value, int):
         writer.add_uint32(key, value)
     elif isinstance(value, float):

@@ -84,14 +84,33 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.hub.state.fault_for(kind, repo_id, path)
         if fault is not None and fault.delay and self.hub.stopping.wait(fault.delay):
             return
-        if fault is not None and fault.status is not None:
+        if fault is not None and fault.body is not None:
+            reply = _Reply(fault.status or 200, fault.body, fault.headers)
+        elif fault is not None and fault.status is not None:
             reply = _error(fault.status, fault.error_code or "", "injected fault")
             if fault.retry_after is not None:
                 reply.headers["Retry-After"] = f"{fault.retry_after:g}"
         else:
             reply = self._answer(kind, repo_id, rev, path, parse_qs(url.query))
         self.hub.state.record(hit)
+        if fault is not None and fault.drip is not None:
+            self._drip(reply, fault.drip)
+            return
         self._send(reply, fault.truncate if fault else None)
+
+    def _drip(self, reply: _Reply, every: float) -> None:
+        """Headers for a large body, then one byte per `every` seconds, never finishing."""
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(2**30))
+        self.end_headers()
+        self.close_connection = True
+        try:
+            while not self.hub.stopping.wait(every):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+        except OSError:          # the client gave up
+            return
 
     def _answer(self, kind, repo_id, rev, path, query) -> _Reply:
         """The normal (fault-free) reply for a routed request."""

@@ -72,6 +72,10 @@ class Fault:
     status (+ error_code -> X-Error-Code, retry_after -> Retry-After), delay (s) before
     answering, truncate: send only this many body bytes then drop the connection.
     times: apply to the first N matching requests only (None = always).
+    body (+ headers): answer with these bytes instead (status defaults to 200) - hostile
+    model info, gzip bombs (headers={"Content-Encoding": "gzip"}).
+    drip: after the headers, send one body byte every `drip` seconds until the client hangs
+    up or the server stops (a body that never ends).
     """
 
     status: int | None = None
@@ -83,6 +87,9 @@ class Fault:
     kind: str | None = None
     repo: str | None = None
     path: str | None = None
+    body: bytes | None = None
+    headers: dict | None = None
+    drip: float | None = None
 
     def matches(self, kind: str, repo: str | None, path: str | None) -> bool:
         return ((self.kind is None or self.kind == kind)

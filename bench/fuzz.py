@@ -1,0 +1,51 @@
+"""Run the fuzz harness at scale and print the table (>= 10,000 cases per kind by default).
+
+    uv run python bench/fuzz.py                      # 10,000 per kind, seed 0
+    uv run python bench/fuzz.py --cases 500 --kinds gguf expr --seed 7
+
+Each case runs in a spawned worker with a per-case watchdog (--watchdog, 10 s) and a 1 GiB
+memory cap; findings (wrong / traceback / hang / memory) are listed with the case index, so
+one can be rebuilt alone: classify(kind, seed, index) in tests/fuzz/runner.py. Exit 1 when
+any finding is found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from fuzz.runner import CLASSES, Pool, run_kind  # noqa: E402
+from fuzz.targets import TARGETS  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=10_000, help="cases per kind (default 10,000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kinds", nargs="*", default=sorted(TARGETS), choices=sorted(TARGETS))
+    p.add_argument("--watchdog", type=float, default=10.0, help="seconds per case")
+    args = p.parse_args(argv)
+    print(f"{'kind':<12} {'cases':>7} " + " ".join(f"{c:>9}" for c in CLASSES) + "  seconds")
+    pool, found = Pool(), {}
+    try:
+        for kind in args.kinds:
+            began = time.monotonic()
+            counts, examples = run_kind(kind, args.cases, args.seed, args.watchdog, pool)
+            took = time.monotonic() - began
+            print(f"{kind:<12} {sum(counts.values()):>7} "
+                  + " ".join(f"{counts[c]:>9}" for c in CLASSES) + f"  {took:7.1f}", flush=True)
+            found.update({(kind, c): ex for c, ex in examples.items()})
+    finally:
+        pool.close()
+    for (kind, cls), cases in sorted(found.items()):
+        for index, detail in cases:
+            print(f"  {kind} {cls} #{index}: {detail}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Text that is safe to print: secrets redacted, control characters escaped.
+
+Every user-facing message passes through `safe()` (KvfitError rendering does it), and any
+URL kvfit echoes goes through `redact()` first, so credentials in HF_ENDPOINT, tokens and
+Authorization values never reach stderr, a JSON error object or a report note.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+REDACTED = "***"
+# scheme://userinfo@host: the userinfo part ends at the last "@" before the path.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s?#]*@")
+_HF_TOKEN = re.compile(r"\b(hf_|api_org_)[A-Za-z0-9]{6,}")
+_AUTH = re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|(?:access|auth|hf)[_-]?token)"
+                   r"(\"?\s*[:=]\s*\"?)((?:bearer|basic|token)\s+)?[^\s\"',;]+")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}")
+_TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN")
+_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+
+
+def redact(text: str) -> str:
+    """`text` with URL userinfo, hf_ tokens, Authorization/API-key values and the current
+    HF_TOKEN value replaced by ***."""
+    text = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    text = _HF_TOKEN.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = _AUTH.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{REDACTED}", text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    for name in _TOKEN_ENV:
+        value = os.environ.get(name, "")
+        if len(value) >= 8:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
+    """Control characters (C0, DEL, C1), bidi overrides and lone surrogates as \\xNN /
+    \\uNNNN escapes; newlines and tabs are kept when `keep_newlines`."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if keep_newlines and ch in "\n\t":
+            out.append(ch)
+        elif code < 0x20 or 0x7F <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif code in _BIDI or 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def safe(text: str, *, keep_newlines: bool = True) -> str:
+    """redact() then escape_controls(): what every printed message goes through."""
+    return escape_controls(redact(str(text)), keep_newlines=keep_newlines)

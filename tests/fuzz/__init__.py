@@ -1,0 +1,11 @@
+"""A seeded, structure-aware fuzz harness for kvfit's untrusted inputs.
+
+Kinds: GGUF headers, safetensors headers, sandbox expressions, explain-log text, /metrics
+text, metadata-cache entries and Hub model-info replies (served by the local test hub).
+generators.py builds one hostile case per (kind, seed, index); targets.py feeds it to the
+code that reads that kind of input; runner.py runs cases in a spawned worker with a per-case
+watchdog and a memory cap and classifies each outcome: answered, clean (a KvfitError: one
+paragraph, exit 2), wrong (answered but an invariant is broken), traceback (any other
+exception), hang (watchdog) or memory (the cap). tests/fuzz/test_fuzz_inputs.py runs a few
+hundred cases per kind in CI; bench/fuzz.py runs >= 10,000 per kind on demand.
+"""
