@@ -73,7 +73,7 @@ def test_verify_headers_reads_gguf_blk_names(tmp_path):
     path = tmp_path / "tiny.gguf"
     path.write_bytes(_tiny(gguf_kv()))
     code, out, err = run_cli(path, "--context", "1k", "--verify-headers", "--json")
-    assert code in (0, 1), err
+    assert code in (0, 1, 5), err
     headers = json.loads(out)["headers"]
     # gguf_tensors(): token_embd + 2 tensors in each of the 4 layers
     assert headers["tensors"] == 9 and headers["layers_covered"] == 4

@@ -51,7 +51,7 @@ def test_a_genuine_header_still_verifies(tmp_path):
             for i in range(layers)}
     d = _checkpoint(tmp_path, json.dumps(spec).encode(), data=4 * layers)
     code, out, err = run_cli(d, "--context", "1k", "--verify-headers", "--json")
-    assert code in (0, 1), err
+    assert code in (0, 1, 5), err
     headers = json.loads(out)["headers"]
     assert headers["tensors"] == layers and headers["tensor_bytes"] == 4 * layers
 
@@ -64,5 +64,5 @@ def test_an_index_naming_shards_with_non_strings_is_not_a_crash(tmp_path, weight
     (d / "model.safetensors.index.json").write_text(json.dumps(
         {"metadata": {"total_size": 4}, "weight_map": weight_map}))
     code, out, err = run_cli(d, "--context", "1k")
-    assert code == 0 and err == "", err          # answered from the index's total_size ...
+    assert code == 5 and err == "", err          # answered (state only; no hardware) ...
     assert "The safetensors index maps no tensors for declared layer(s)" in out  # ... warned

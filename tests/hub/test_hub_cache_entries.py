@@ -30,12 +30,12 @@ def _entries(tmp_path, pattern: str):
 def test_wrong_shaped_snapshot_is_discarded_and_refetched(hub, tmp_path, data):
     sha = hub.state.repos[REPO].refs["main"]
     code, first, err = run_cli(f"{REPO}@{sha}", "--context", "1k", "--json")
-    assert code in (0, 1), err
+    assert code in (0, 1, 5), err
     (entry,) = _entries(tmp_path, "snapshot.json")
     entry.write_text(json.dumps({"format": 1, "data": data}))
     before = hub.state.count(kind="api")
     code, again, err = run_cli(f"{REPO}@{sha}", "--context", "1k", "--json")
-    assert code in (0, 1), err
+    assert code in (0, 1, 5), err
     assert json.loads(again)["state"] == json.loads(first)["state"]
     assert hub.state.count(kind="api") == before + 1          # refetched, not trusted
     assert json.loads(entry.read_text())["data"]["files"] != data
@@ -45,19 +45,19 @@ def test_wrong_shaped_header_entry_is_reread(hub, tmp_path):
     sha = hub.state.repos[REPO].refs["main"]
     args = (f"{REPO}@{sha}", "--context", "1k", "--verify-headers", "--json")
     code, first, err = run_cli(*args)
-    assert code in (0, 1), err
+    assert code in (0, 1, 5), err
     bad = _entries(tmp_path, "st%3A*.json")
     assert bad
     for entry in bad:
         entry.write_text(json.dumps({"format": 1, "data": {"w": ["BF16", [2], -1]}}))
     code, again, err = run_cli(*args)
-    assert code in (0, 1), err
+    assert code in (0, 1, 5), err
     assert json.loads(again)["headers"] == json.loads(first)["headers"]
 
 
 def test_offline_with_a_wrong_shaped_entry_is_a_clean_error(hub, hub_env, tmp_path):
     code, _, _ = run_cli(REPO, "--context", "1k")
-    assert code in (0, 1)
+    assert code in (0, 1, 5)
     (entry,) = _entries(tmp_path, "snapshot.json")
     entry.write_text(json.dumps({"format": 1, "data": {"files": 7}}))
     hub_env.setenv("HF_HUB_OFFLINE", "1")
