@@ -87,7 +87,8 @@ def run_plan(argv: list[str]) -> int:
         sys.stdout.write(render_json(report))
     else:
         from ..report.text import render_text
-        sys.stdout.write(render_text(report))
+        from ..textsafe import escape_controls
+        sys.stdout.write(escape_controls(render_text(report)))   # config text may hold escapes
     code = verdict_code(report)
     if "engine_check" in report:
         from ..preflight import exit_code

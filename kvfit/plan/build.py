@@ -64,7 +64,13 @@ def load_metadata(req: PlanRequest) -> Metadata:
         raise UsageError("no model given.", hint="Pass a checkpoint directory, a config.json, "
                          "a Hub id such as Qwen/Qwen3-32B, or a TOML preset.")
     path = Path(req.model)
-    if path.exists():
+    try:
+        local = path.exists()
+    except OSError as exc:          # a name the file system refuses (a part over 255 bytes)
+        raise UsageError(f"cannot use the model path {str(req.model)[:80]!r}...: "
+                         f"{exc.strerror}.", hint="Pass a checkpoint directory, a "
+                         "config.json or a Hub id.") from None
+    if local:
         from ..source.local import load_local
         if path.suffix != ".gguf":
             return load_local(path)

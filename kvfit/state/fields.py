@@ -76,6 +76,15 @@ def _from_config(f: Field, root: dict, prefix: str) -> Resolved | None:
     return Resolved(f.name, _coerce(f, prefix + key, value), f"config: {prefix}{key}")
 
 
+def _derived_min(f: Field, value, text: str) -> None:
+    """`min:` holds for a value derived from other fields too (a head_dim of hidden // heads
+    that comes out 0 would count no state)."""
+    if f.min is not None and isinstance(value, (int, float, Fraction)) and value < f.min:
+        raise ConfigError(f"'{f.name}' = {text} = {value} is below the minimum {f.min:g}: the "
+                          "config's values for it do not make sense together.",
+                          fields=(f.name,))
+
+
 def _from_default(f: Field, values: dict, root: dict, prefix: str) -> Resolved:
     nulls = [k for k in f.keys if lookup(root, k) is _NULL]
     if nulls and hasattr(f.null_value, "evaluate"):
@@ -84,6 +93,7 @@ def _from_default(f: Field, values: dict, root: dict, prefix: str) -> Resolved:
         except ExprError as exc:
             raise ConfigError(f"'{f.name}' for an explicit null ({f.null_value.text}) cannot be "
                               f"computed: {exc.message}.", fields=(f.name,)) from None
+        _derived_min(f, value, f.null_value.text)
         return Resolved(f.name, value, f"config: {prefix}{nulls[0]} = null -> {f.null_value.text}")
     if f.type == "dtype" and isinstance(f.default, (int, float)) and not isinstance(f.default, bool):
         why = f" ({f.default_source})" if f.default_source else ""
@@ -96,6 +106,7 @@ def _from_default(f: Field, values: dict, root: dict, prefix: str) -> Resolved:
                               f"{exc.message}.", fields=(f.name,)) from None
         if f.type == "int" and hasattr(value, "denominator"):
             value = int(value) if value == int(value) else value
+        _derived_min(f, value, f.default.text)
         return Resolved(f.name, value, f"default: {f.default.text}")
     why = f" ({f.default_source})" if f.default_source else ""
     return Resolved(f.name, f.default, f"class default{why}")
