@@ -155,3 +155,53 @@ def test_qwen3_6_nvfp4_mixed_precision_layers():
     assert _row(est, "mlp.gate").stored_as == "model dtype"
     assert _row(est, "visual.blocks.{r}.attn.qkv").stored_as == "model dtype"
     assert est.total_bytes < 35_107_181_936
+
+
+def test_nemotron_3_nano_matches_31_6b():
+    # Pinned NVIDIA-Nemotron-3-Nano-30B-A3B-BF16: hidden 2,688, hybrid_override_pattern of 23
+    # M, 23 E, 6 *; Mamba 64 heads x 64 (inner 4,096), 8 groups x 128 state (conv_dim
+    # 6,144), conv 4 with bias; 32 q / 2 KV heads x 128; 128 experts of 1,856 + a shared
+    # expert of 3,712 (ReLU^2: up and down only); vocab 131,072, untied.
+    #   embeddings + lm_head 2 x 131,072 x 2,688                     =    704,643,072
+    #   M: in_proj 10,304 x 2,688 = 27,697,152; conv1d 6,144 x 4 + 6,144 = 30,720; dt_bias,
+    #     A_log, D 192; gated norm 4,096; out_proj 2,688 x 4,096 = 11,010,048; block norm
+    #     2,688 -> 38,744,896; x 23                                  =    891,132,608
+    #   *: q 11,010,048; k, v 1,376,256; o 11,010,048; norm 2,688 -> 23,399,040; x 6
+    #                                                                =    140,394,240
+    #   E: 128 x 2 x 1,856 x 2,688 = 1,277,165,568; shared 2 x 3,712 x 2,688 = 19,955,712;
+    #     router 344,064; bias 128; norm 2,688 -> 1,297,468,160; x 23 = 29,841,767,680
+    #   final norm 2,688; total 31,577,940,288 (NVIDIA's "31.6B total parameters").
+    # Bytes: x 2, plus 2 B more for each of the 23 x 128 float32 bias values (5,888).
+    d = ARCH / "nemotron_h/configs/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+    est, why = _estimate(*_load(d))
+    assert est is not None, why
+    assert _params(est) == 31_577_940_288
+    assert est.total_bytes == 31_577_940_288 * 2 + 23 * 128 * 2
+    # The NVFP4 copy excludes some layers' Mamba and attention projections from NVFP4.
+    nvfp4, why = _estimate(*_load(ARCH / "nemotron_h/configs/"
+                                  "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4"))
+    assert nvfp4 is not None, why
+    assert "model dtype" in _row(nvfp4, "mixer.in_proj").stored_as
+    assert _row(nvfp4, "experts.{e}.up_proj").stored_as == "nvfp4"
+    # Nemotron 3 Super / Ultra route through latent projections (moe_latent_size): refused.
+    super_cfg, _ = _load(ARCH / "nemotron_h/configs/nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
+    refused, why = _estimate(super_cfg)
+    assert refused is None and "moe_latent_size" in why
+
+
+def test_nemotron_h_56b_dense_mlp_layers():
+    # Pinned Nemotron-H-56B-Base-8K: hidden 8,192, pattern of 54 M, 54 -, 10 *; Mamba 256
+    # heads x 64 (inner 16,384), 8 groups x 256 state (conv_dim 20,480), conv 4 with bias;
+    # 64 q / 8 KV heads x 128 (attention_head_dim); MLP 32,768; vocab 131,072, untied.
+    #   embeddings + lm_head 2 x 131,072 x 8,192                     =  2,147,483,648
+    #   M: in_proj (16,384 + 20,480 + 256 = 37,120) x 8,192 = 304,087,040; conv1d 20,480 x
+    #     4 + 20,480 = 102,400; dt_bias, A_log, D 768; norm 16,384; out_proj 8,192 x 16,384 =
+    #     134,217,728; block norm 8,192 -> 438,432,512; x 54         = 23,675,355,648
+    #   -: up + down 2 x 32,768 x 8,192 = 536,870,912; norm 8,192; x 54 = 28,991,471,616
+    #   *: q, o 2 x 67,108,864; k, v 2 x 1,024 x 8,192 = 16,777,216; norm 8,192
+    #     -> 151,003,136; x 10                                       =  1,510,031,360
+    #   final norm 8,192; total 56,324,350,464 (the "56B" of the name); x 2 B.
+    est, why = _estimate(*_load(ARCH / "nemotron_h/configs/nvidia--Nemotron-H-56B-Base-8K"))
+    assert est is not None, why
+    assert _params(est) == 56_324_350_464
+    assert est.total_bytes == 56_324_350_464 * 2
