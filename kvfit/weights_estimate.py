@@ -159,12 +159,13 @@ class _Estimator:
         else:
             layers = [None]
         experts = _num(t.experts, names, f"{t.module} experts") if t.experts else None
+        copies = _num(t.repeat, names, f"{t.module} repeat") if t.repeat is not None else 1
         heads = _num(t.heads, names, f"{t.module} heads") if t.heads is not None else None
         if t.shape is None:
             count = _num(t.count, names, f"{t.module} count")
             width = (t.element_bytes.evaluate(names) if t.element_bytes is not None
                      else self.model_bytes)
-            n = len(layers) * (experts or 1)
+            n = len(layers) * (experts or 1) * copies
             return TensorBytes(t.module, n, count, int(n * count * width), "model dtype"
                                if t.element_bytes is None else f"{width} B", t.split, heads)
         rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
@@ -173,11 +174,12 @@ class _Estimator:
         total, seen = 0, set()
         for i in layers:
             path = t.module if i is None else t.module.replace("{i}", str(i))
+            path = path.replace("{r}", "0")  # one copy stands for all `repeat` copies
             for e in each:
                 fmt = self.fmt(path.replace("{e}", str(e)))
                 seen.add(fmt or "model dtype")
-                total += self.linear_bytes(fmt, rows, cols) * repeat
-        n = len(layers) * (experts or 1)
+                total += self.linear_bytes(fmt, rows, cols) * repeat * copies
+        n = len(layers) * (experts or 1) * copies
         return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
                            heads)
 
@@ -193,11 +195,15 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
         return None, f"the checkpoint's {quant.weight_algorithm} quantization has no storage rule"
     try:
         extra = resolve_fields(res.arch, res.root, res.prefix, params.fields, res.fields)
+        if params.outer:
+            top = res.config if res.config is not None else res.root
+            extra |= resolve_fields(res.arch, top, "", params.outer, res.fields | extra)
+        kinds = params.fields | params.outer
         # an absent optional list counts as empty (as an empty list counts as absent in
         # layer selectors), so `len(...) == 0` checks hold for configs that omit the key
-        names = res.values | {k: ([] if r.value is None and params.fields[k].type == "list"
+        names = res.values | {k: ([] if r.value is None and kinds[k].type == "list"
                                   else r.value) for k, r in extra.items()
-                              if r.value is not None or params.fields[k].type == "list"}
+                              if r.value is not None or kinds[k].type == "list"}
         for check, message in params.requires:
             if not check.evaluate(names):
                 return None, f"{message} (check: {check.text})"

@@ -3,7 +3,7 @@ config expressions, used for a labelled weight estimate when no checkpoint bytes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..expr import Expr
 
@@ -14,6 +14,8 @@ class Tensor:
 
     shape: [out, in] of a quantizable linear weight; count: elements kept at the model dtype.
     split: 'tp', 'vocab', 'none' or 'heads' (then `heads` gives the head count).
+    repeat: copies outside the decoder schedule and the experts (a vision tower's blocks,
+    index `{r}`).
     """
 
     module: str
@@ -26,6 +28,7 @@ class Tensor:
     split: str
     heads: Expr | None
     element_bytes: Expr | None
+    repeat: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -36,12 +39,15 @@ class Parameters:
     tensors: tuple[Tensor, ...]
     sources: tuple[str, ...]
     requires: tuple[tuple[Expr, str], ...] = ()
+    # fields read from the top of the config, outside the spec's config_root (a multimodal
+    # wrapper's tie_word_embeddings, its vision_config)
+    outer: dict = field(default_factory=dict)
 
 
 def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
     path = ("parameters", "tensors", i)
     opt = {k: c.expr(path + (k,)) if k in raw else None
-           for k in ("count", "extra_layers", "experts", "when", "element_bytes")}
+           for k in ("count", "extra_layers", "experts", "when", "element_bytes", "repeat")}
     shape = tuple(c.expr(path + ("shape", j)) for j in range(2)) if "shape" in raw else None
     split, heads = raw.get("split", "tp" if shape else "none"), None
     if isinstance(split, dict):
@@ -54,24 +60,28 @@ def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
         c.problems.append(c.doc.problem("KV127", path, "a tensor gives both `layers` and "
                                         "`extra_layers`; use one"))
     return Tensor(raw["module"], shape, opt["count"], layers, opt["extra_layers"],
-                  opt["experts"], opt["when"], split, heads, opt["element_bytes"])
+                  opt["experts"], opt["when"], split, heads, opt["element_bytes"],
+                  opt["repeat"])
 
 
 def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None:
     """The compiled block, or None when the spec has none (problems go to the compiler)."""
     if raw is None:
         return None
-    extra = raw.get("fields", {})
-    clash = sorted(set(extra) & set(c.fields))
-    if clash:
-        c.problems.append(c.doc.problem("KV128", ("parameters", "fields"), f"parameter "
-                                        f"field(s) {', '.join(clash)} repeat top-level fields"))
-    saved, c.names = c.names, c.names | set(extra)
+    extra, outer_raw = raw.get("fields", {}), raw.get("outer_fields", {})
+    for key, names in (("fields", extra), ("outer_fields", outer_raw)):
+        clash = sorted(set(names) & (set(c.fields) | (set(extra) if names is outer_raw
+                                                       else set())))
+        if clash:
+            c.problems.append(c.doc.problem("KV128", ("parameters", key), f"parameter "
+                                            f"field(s) {', '.join(clash)} repeat other fields"))
+    saved, c.names = c.names, c.names | set(extra) | set(outer_raw)
     try:
         fields = {n: c.field(n, f, ("parameters", "fields")) for n, f in extra.items()}
+        outer = {n: c.field(n, f, ("parameters", "outer_fields")) for n, f in outer_raw.items()}
         tensors = tuple(_tensor(c, i, t, sets) for i, t in enumerate(raw["tensors"]))
         requires = tuple((c.expr(("parameters", "requires", i, "check")), r["message"])
                          for i, r in enumerate(raw.get("requires", ())))
     finally:
         c.names = saved
-    return Parameters(fields, tensors, tuple(raw["sources"]), requires)
+    return Parameters(fields, tensors, tuple(raw["sources"]), requires, outer)

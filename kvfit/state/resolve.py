@@ -23,6 +23,8 @@ class Resolution:
     values: dict
     n_layers: int
     sets: dict[str, list[int]]
+    # the whole config (root is the config_root part of it, when the spec names one)
+    config: dict | None = None
 
     @property
     def prefix(self) -> str:
@@ -37,4 +39,4 @@ def resolve_architecture(config: dict) -> Resolution:
     check_requirements(arch, fields)
     values = {k: r.value for k, r in fields.items() if r.value is not None}
     n_layers, sets = evaluate_layers(arch, values)
-    return Resolution(arch, root, root_name, fields, values, n_layers, sets)
+    return Resolution(arch, root, root_name, fields, values, n_layers, sets, config)
