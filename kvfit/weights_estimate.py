@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
 from .errors import KvfitError
 from .expr import Expr, ExprError
@@ -88,14 +89,26 @@ class _Matcher:
     def __call__(self, path: str) -> bool:
         if self.all_linear:
             return True
-        parts = path.split(".")
-        if self.plain and any(".".join(parts[a:b]) in self.plain
-                              for a in range(len(parts)) for b in range(a + 1, len(parts) + 1)):
+        if self.plain and not self.plain.isdisjoint(_runs(path)):
             return True
-        if any(fnmatchcase(".".join(parts[:k]), g) for g in self.globs
-               for k in range(1, len(parts) + 1)):
+        if any(fnmatchcase(p, g) for g in self.globs for p in _prefixes(path)):
             return True
         return any(r.match(path) for r in self.regexes)
+
+
+@lru_cache(maxsize=65536)
+def _runs(path: str) -> frozenset[str]:
+    """Every run of whole dotted segments of `path` (a module path is matched by many
+    declarations: computed once per path)."""
+    parts = path.split(".")
+    return frozenset(".".join(parts[a:b]) for a in range(len(parts))
+                     for b in range(a + 1, len(parts) + 1))
+
+
+@lru_cache(maxsize=65536)
+def _prefixes(path: str) -> tuple[str, ...]:
+    parts = path.split(".")
+    return tuple(".".join(parts[:k]) for k in range(1, len(parts) + 1))
 
 
 def _num(expr: Expr, names: dict, what: str) -> int:
@@ -116,15 +129,34 @@ class _Estimator:
         self.excluded = _Matcher(quant.excluded_names if quant else ())
         self.quant, self.storage = quant, formats()
         self.used: set[str] = set()
+        self._index: dict[str, int] | None = None
+        self._slow: list = []
         # declarations that name single experts are matched expert by expert; otherwise one
         # representative expert (index 0) stands for all of a layer's experts
         self.by_expert = self.excluded.by_expert or any(m.by_expert for _, m in self.groups)
 
     def fmt(self, path: str) -> str | None:
-        """The stored format of a linear weight at `path` (None: the model dtype)."""
+        """The stored format of a linear weight at `path` (None: the model dtype): the first
+        declaration group that matches. Plain names of every group are looked up in one
+        index (per-module NVFP4 declarations list thousands); only groups with globs,
+        patterns or "Linear" are tried one by one, and only ahead of the first plain hit."""
         if not self.groups or self.excluded(path):
             return None
-        return next((f for f, match in self.groups if match(path)), None)
+        if self._index is None:
+            self._index = {}
+            for i, (_, m) in enumerate(self.groups):
+                for name in m.plain:
+                    self._index.setdefault(name, i)
+            self._slow = [(i, m) for i, (_, m) in enumerate(self.groups)
+                          if m.all_linear or m.globs or m.regexes]
+        best = min((self._index[r] for r in _runs(path) if r in self._index), default=None)
+        for i, m in self._slow:
+            if best is not None and i >= best:
+                break
+            if m(path):
+                best = i
+                break
+        return None if best is None else self.groups[best][0]
 
     def linear_bytes(self, fmt: str | None, rows: int, cols: int) -> int:
         if fmt is None:
