@@ -65,3 +65,34 @@ def config_without_weights(config_dir, folder):
     del cfg["vocab_size"]
     (Path(folder) / "config.json").write_text(json.dumps(cfg))
     return folder
+
+
+def load_config_dir(directory):
+    """(config.json, hf_quant_config.json or None) of a pinned checkpoint folder."""
+    from pathlib import Path
+
+    directory = Path(directory)
+    hf = directory / "hf_quant_config.json"
+    return (json.loads((directory / "config.json").read_text()),
+            json.loads(hf.read_text()) if hf.exists() else None)
+
+
+def estimate_of(cfg: dict, hf: dict | None = None, model_bytes=2):
+    """The config-shape weight estimate (estimate, why) of a config (and quant config)."""
+    from kvfit.metadata import Metadata
+    from kvfit.quant import summarize
+    from kvfit.state.resolve import resolve_architecture
+    from kvfit.weights_estimate import estimate_weights
+
+    meta = Metadata("x", "local", cfg, quant_config=hf)
+    return estimate_weights(resolve_architecture(cfg), summarize(meta), model_bytes)
+
+
+def param_count(est) -> int:
+    """Parameters an estimate counts (instances x elements over its rows)."""
+    return sum(r.instances * r.elements for r in est.rows)
+
+
+def row_of(est, suffix: str):
+    """The estimate's row for the module path ending in `suffix`."""
+    return next(r for r in est.rows if r.module.endswith(suffix))

@@ -8,34 +8,14 @@ module (mtp.*) is loaded only by the draft model and left out of every estimate.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from kvfit.metadata import Metadata
-from kvfit.quant import summarize
-from kvfit.state.resolve import resolve_architecture
-from kvfit.weights_estimate import estimate_weights
+from conftest import estimate_of, load_config_dir, param_count, row_of
 
 ARCH = Path(__file__).resolve().parent / "architectures"
 
 
-def _load(directory: Path) -> tuple[dict, dict | None]:
-    hf = directory / "hf_quant_config.json"
-    return (json.loads((directory / "config.json").read_text()),
-            json.loads(hf.read_text()) if hf.exists() else None)
-
-
-def _estimate(cfg: dict, hf: dict | None = None):
-    meta = Metadata("x", "local", cfg, quant_config=hf)
-    return estimate_weights(resolve_architecture(cfg), summarize(meta), 2)
-
-
-def _params(est) -> int:
-    return sum(r.instances * r.elements for r in est.rows)
-
-
-def _row(est, suffix: str):
-    return next(r for r in est.rows if r.module.endswith(suffix))
+_load, _estimate, _params, _row = load_config_dir, estimate_of, param_count, row_of
 
 
 def test_qwen3_next_80b_matches_80b():

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -111,21 +110,6 @@ def _accepts(valid: Callable[[Any], bool], data: Any) -> bool:
 
 
 def _write_atomic(target: Path, text: str) -> None:
-    """Write via a temporary file + rename; OSError is swallowed, and the temporary file is
-    removed on every failure path (a full disk, an interrupt)."""
-    tmp = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-        tmp = None
-    except OSError:
-        return
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    """Write via a temporary file + rename (kvfit.atomic); failures are ignored."""
+    from ..atomic import write_text
+    write_text(target, text)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -133,20 +132,9 @@ def put(k: str, data) -> None:
     folder = cache_dir()
     if folder is None or _from_shipped(k) is not None:
         return
-    tmp = None
     try:
         text = json.dumps(entry(k, data), allow_nan=False)
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, folder / f"{k}.json")
-        tmp = None
-    except (OSError, TypeError, ValueError):
+    except (TypeError, ValueError):
         return
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    from ..atomic import write_text
+    write_text(folder / f"{k}.json", text)
