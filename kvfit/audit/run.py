@@ -6,6 +6,7 @@ from fractions import Fraction
 
 from ..errors import KvfitError
 from ..plan.build import load_metadata, plan
+from ..plan.layouts import recommended_layout
 from ..plan.request import PlanRequest
 from .config import Frontier
 from .oracle import state_bytes
@@ -37,9 +38,7 @@ def _fleet(m: dict, ctx, offline: bool, label: str, engine=None, **where) -> dic
         r = _plan(m, ctx, offline, engine, **where)
     except KvfitError as err:
         return {"fleet": label, "status": "refused", "reason": err.message}
-    best = next((x for x in r["layouts"] if r["recommended"]
-                 and x.get("id", x["tp"]) == r["recommended"].get("id", r["recommended"]["tp"])),
-                None)
+    best = recommended_layout(r)
     topology_ok = all(x["tp"] * x["dp"] == r["hardware"]["gpus"]
                       for x in r["layouts"] if x.get("parallelism", "tp") == "tp")
     return {"fleet": label, "status": "answered", "fits": r["fits"],

@@ -95,8 +95,9 @@ def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:
 def engine_prediction(report: dict, engine: str) -> dict | None:
     """The engine's capacity for the recommended layout, read from the plan (which the engine
     answered: kvfit.plan.capacity), or None when the engine model could not answer."""
-    rec = report.get("recommended")
-    lay = next((x for x in report.get("layouts", ()) if rec and x["id"] == rec["id"]), None)
+    from ..plan.layouts import recommended_layout
+
+    lay = recommended_layout(report)
     if lay is None or lay.get("capacity_model") != engine:
         return None
     e = lay["engine"]

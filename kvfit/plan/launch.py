@@ -11,6 +11,7 @@ kvfit.plan.rope for why max_position_embeddings goes with it).
 from __future__ import annotations
 
 from ..engines.command import Launch, engine_spelling, launch
+from .layouts import recommended_layout
 
 
 def _mtp_tokens(req, m) -> int:
@@ -46,9 +47,9 @@ def _hosts(req, hw: dict) -> int:
 
 
 def launch_command(req, m, report: dict) -> dict | None:
-    """The report's `engine_command` for its recommended layout (None when none exists)."""
-    rec = report.get("recommended")
-    lay = next((x for x in report.get("layouts", ()) if rec and x["id"] == rec["id"]), None)
+    """The report's `engine_command` for its recommended layout (with `launch` None and a
+    note when there is no recommended layout)."""
+    lay = recommended_layout(report)
     engine = req.print_command
     cap = m.capacity
     if lay is None:

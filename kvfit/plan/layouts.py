@@ -152,3 +152,13 @@ def recommend(layouts: list[dict]) -> dict | None:
     """Most resident sequences, then fewer scale-up domains, then the smaller group."""
     best, nxt = best_of(layouts)
     return None if best is None else summary(best, _why(best, nxt))
+
+
+def layout_of(layouts, rec: dict | None) -> dict | None:
+    """The full layout a summary (such as `recommended`) names, or None."""
+    return next((x for x in layouts if rec and x["id"] == rec["id"]), None)
+
+
+def recommended_layout(report: dict) -> dict | None:
+    """The report's recommended layout in full (what every output of a plan names)."""
+    return layout_of(report.get("layouts", ()), report.get("recommended"))

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from . import systems
-from .layouts import Budget, best_of, layout, recommend, summary, tp_candidates, tp_problems
+from .layouts import (
+    Budget,
+    best_of,
+    layout,
+    layout_of,
+    recommend,
+    summary,
+    tp_candidates,
+    tp_problems,
+)
 
 GIB, MIB = 1024**3, 1024**2
 OTHER_BASIS = {"visible": "nominal", "nominal": "visible", "free": "visible"}
@@ -114,7 +123,7 @@ def outcome(layouts: list[dict], weights_known: bool) -> dict:
     rec = recommend(layouts)
     local, _ = best_of([x for x in layouts if x["placement"] == systems.NODE_LOCAL])
     anyf, _ = best_of(layouts)
-    chosen = next((x for x in layouts if rec and x["id"] == rec["id"]), None)
+    chosen = layout_of(layouts, rec)
     fits = None if not weights_known else (chosen["fits"] if chosen else False)
     return {"recommended": rec, "best_scale_up_local": summary(local),
             "best_any_fabric": summary(anyf), "fits": fits}

@@ -20,17 +20,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import KvfitError
+from .layouts import recommended_layout
 
 QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
 
 
 def _quiet(req, **changes):
     return replace(req, suggest=False, print_command=None, check_engine=None, **changes)
-
-
-def _best(report: dict) -> dict | None:
-    rec = report.get("recommended")
-    return next((x for x in report.get("layouts", ()) if rec and x["id"] == rec["id"]), None)
 
 
 def _replan(req, **changes) -> dict | None:
@@ -42,7 +38,7 @@ def _replan(req, **changes) -> dict | None:
 
 
 def _entry(change: str, flags: str, text: str, report: dict | None = None, **extra) -> dict:
-    lay = _best(report) if report else None
+    lay = recommended_layout(report) if report else None
     out = {"change": change, "flags": flags, "description": text}
     if lay is not None:
         out |= {"layout": lay["label"], "max_sequences": lay["max_sequences"]}
@@ -58,7 +54,7 @@ def _fp8(req, m, report):
     flags = {k: v for k, v in req.engine_flags.items() if k != "kv_cache_dtype"}
     r = _replan(req, kv_dtype="fp8", engine_flags=flags)
     if r and r["fits"] is True:
-        lay = _best(r)
+        lay = recommended_layout(r)
         return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
                       f"{lay['max_sequences']} sequences", r, value="fp8")
     if report.get("inverse"):
@@ -89,7 +85,7 @@ def _context(req, m, report):
 
 
 def _users(req, m, report):
-    lay, t = _best(report), report["target"]
+    lay, t = recommended_layout(report), report["target"]
     if lay is None or not lay["max_sequences"]:
         return []
     out = []
@@ -114,7 +110,7 @@ def _dpa(req, m, report):
     r = _replan(req, parallelism=profile)
     if not r or r["fits"] is not True:
         return None
-    lay = _best(r)
+    lay = recommended_layout(r)
     return _entry("parallelism", f"--parallelism {profile}", f"attention-DP with expert "
                   f"parallelism: {lay['label']} holds {lay['max_sequences']} sequences "
                   "(each attention group keeps its own sequences' state)", r, value=profile)
@@ -138,7 +134,7 @@ def _sibling(req, m, report):
     for rid in siblings(src)[:4]:
         r = _replan(req, model=rid, revision=None, offline=True, weight_gib=None)
         if r and r["fits"] is True:
-            lay = _best(r)
+            lay = recommended_layout(r)
             return _entry("model", rid, f"the quantized checkpoint {rid}: {lay['label']} holds "
                           f"{lay['max_sequences']} sequences", r, value=rid)
     return None

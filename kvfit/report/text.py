@@ -28,8 +28,8 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
 
 
 def _chosen(r: dict) -> dict | None:
-    best = r.get("recommended")
-    return next((x for x in r["layouts"] if best and x["id"] == best["id"]), None)
+    from ..plan.layouts import recommended_layout
+    return recommended_layout(r)
 
 
 def _verdict(r: dict) -> list[str]:
