@@ -8,7 +8,7 @@ needs and, when it spans hosts, what each host runs.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from .spec import rules_for
@@ -110,15 +110,10 @@ def _hosts(rules, spec: Launch, fill: dict, one: str) -> tuple[list[dict], list[
                        "each host's command, HEAD_IP being host 0's address"]
     local = max(1, spec.dp // spec.hosts)
     cmd = cmds["launch"].format(**(fill | {"dp": local, "layout": _pieces(
-        rules, _replace_dp(spec, local), fill | {"dp": local})}))
+        rules, replace(spec, dp=local), fill | {"dp": local})}))
     return ([{"host": r, "launch": cmd} for r in range(spec.hosts)],
             [f"{spec.dp} replica(s) over {spec.hosts} hosts: each host runs its own server "
              f"with {local} replica(s); put a router in front"])
-
-
-def _replace_dp(spec: Launch, dp: int) -> Launch:
-    from dataclasses import replace
-    return replace(spec, dp=dp)
 
 
 def launch(engine: str, version: str | None, spec: Launch) -> dict:

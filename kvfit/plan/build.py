@@ -180,8 +180,10 @@ def _headers(req, meta, n_layers, warnings):
 
 def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     """(Capacity without its per-model facts, the engine tuple _dtypes takes)."""
+    stated = req.utilization is not None
     if not req.engine:
-        return Capacity(), None
+        return Capacity(budget_utilization=req.utilization if stated else DEFAULT_UTILIZATION,
+                        utilization_basis="user" if stated else "kvfit default"), None
     from ..engines import resolve_version
     from ..engines.command import engine_spelling
     from ..engines.spec import rules_for
@@ -194,10 +196,17 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
         flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)
     if req.utilization is not None and req.engine == "vllm":
         flags["gpu_memory_utilization"] = req.utilization
+    if stated:
+        u, basis = req.utilization, "user"
+    elif req.engine == "vllm":
+        u, basis = rules["gpu_memory_utilization"], rules.basis("gpu_memory_utilization")
+    else:
+        u, basis = DEFAULT_UTILIZATION, ("kvfit default; SGLang sizes its pool by its own "
+                                         "--mem-fraction-static rule")
     summary = summarize(meta).to_json()
     cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
                    req.utilization if req.engine == "sglang" else None, req.engine_selected_by,
-                   summary)
+                   summary, budget_utilization=u, utilization_basis=basis)
     if req.engine_selected_by:
         warnings.append(f"Engine {req.engine} {rules.version} answers this plan: chosen by "
                         f"{req.engine_selected_by}.")
@@ -256,18 +265,6 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
-def resolved(req: PlanRequest, meta=None) -> PlanRequest:
-    """The request with its utilization resolved once (user, engine default, or kvfit's)."""
-    if req.utilization is not None:
-        return req
-    if req.engine == "vllm":
-        from ..engines import resolve_version
-        from ..engines.spec import rules_for
-        rules = rules_for("vllm", resolve_version("vllm", req.engine_version)[0])
-        return replace(req, utilization=rules["gpu_memory_utilization"])
-    return replace(req, utilization=DEFAULT_UTILIZATION)
-
-
 def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     """Run a plan and return the JSON-ready report.
 
@@ -295,8 +292,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     m, report = prepare(req, warnings)
     if detected is not None:
         report["detected_hardware"] = detected
-    stated = req.utilization is not None
-    req = resolved(req)
+    req = replace(req, utilization=m.capacity.budget_utilization)   # resolved once
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
         report |= search.run(req, m, warnings)
@@ -307,10 +303,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     else:
         report |= placements.plan_placements(req, m, placements.topology(req), warnings)
     if report.get("hardware"):
-        report["hardware"]["utilization_basis"] = "user" if stated else (
-            m.capacity.rules.basis("gpu_memory_utilization") if m.capacity.name == "vllm"
-            else "kvfit default" + ("; SGLang sizes its pool by its own --mem-fraction-static "
-                                    "rule" if m.capacity.name == "sglang" else ""))
+        report["hardware"]["utilization_basis"] = m.capacity.utilization_basis
     per_user = req.active_sequences_per_user
     for lay in report.get("layouts", ()):
         ms = lay.get("max_sequences")

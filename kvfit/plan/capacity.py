@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engines.common import MIB, Inputs
+from .request import DEFAULT_UTILIZATION
 
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 POINTER = ("weights + counted per-sequence state within the budget; add --engine vllm or "
@@ -34,7 +35,9 @@ class Capacity:
     used; flags: engine flags in the engine's names (kv_cache_dtype as the engine spells it,
     gpu_memory_utilization when the user stated one); overrides: GiB overrides of fitted
     terms; utilization: the stated --utilization (SGLang converts it to its memory
-    fraction); selected_by: how the engine was chosen when --engine was not given.
+    fraction); selected_by: how the engine was chosen when --engine was not given;
+    budget_utilization / utilization_basis: the one utilization every budget of the plan uses
+    (the user's, else vLLM's default under --engine vllm, else kvfit's) and where it came from.
     """
 
     name: str = "static"
@@ -49,6 +52,8 @@ class Capacity:
     vocab: int | None = None
     max_context: int | None = None
     kv_bytes: float | None = None
+    budget_utilization: float = DEFAULT_UTILIZATION
+    utilization_basis: str = "kvfit default"
 
     @property
     def engine(self) -> bool:

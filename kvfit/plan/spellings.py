@@ -15,6 +15,7 @@ import json
 
 from ..engines.cli_args import _FLAGS, ALIASES
 from ..errors import UsageError
+from .context import parse_context
 
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 _ENGINE_OF = {f[0][2:].replace("-", "_"): f[2] for f in _FLAGS}
@@ -64,11 +65,6 @@ class _Knobs:
         self.given.setdefault(knob, (spelling, value))
 
 
-def _context_value(text) -> int:
-    from .context import parse_context
-    return parse_context(text)
-
-
 def resolve(ns: dict) -> dict:
     """Pop engine options and alias spellings from parsed flags `ns`; return request values.
 
@@ -78,7 +74,7 @@ def resolve(ns: dict) -> dict:
     from ..engines import pop_engine_args
 
     aliases = {d: ns.pop(d) for d in list(ns) if d in _ALIAS}
-    used = [d for d in _ENGINE_OF if d in ns or (d == "no_enable_prefix_caching" and d in ns)]
+    used = [d for d in _ENGINE_OF if d in ns]
     opts = pop_engine_args(ns)
     out: dict = {}
     engine = _choose_engine(opts, used, aliases, out)
@@ -89,7 +85,7 @@ def resolve(ns: dict) -> dict:
         if knob in ns:
             value = ns[knob]
             if knob == "context":
-                value = _context_value(value)
+                value = parse_context(value)
             if knob == "tp" and value == "auto":
                 continue
             k.put(knob, flag, int(value) if knob == "tp" and str(value).isdigit() else value)
