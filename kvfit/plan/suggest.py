@@ -174,6 +174,8 @@ def suggestions(req, m, report: dict) -> list[dict]:
     """The changes that would meet the target, smallest first (see the module docstring)."""
     if report.get("search") or m.weights.bytes is None:
         return []
+    if m.meta.origin == "hub" and m.meta.revision:     # re-plans read the same commit, from
+        req = replace(req, revision=m.meta.revision)    # the cache: no Hub request each
     out = []
     for step in (_fp8, _context, _users, _dpa, _sibling, _more):
         got = step(req, m, report)

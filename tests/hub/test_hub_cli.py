@@ -110,3 +110,22 @@ def test_local_gguf_file_plans_and_truncated_gguf_is_refused(tmp_path, hub_env):
     (tmp_path / "cut.gguf").write_bytes(path.read_bytes()[:40])
     code, out, err = run_cli(tmp_path / "cut.gguf", "--context", "256")
     assert code == 2 and "Traceback" not in err and err.startswith("kvfit: ")
+
+
+def test_suggestions_replan_the_commit_already_read(hub):
+    # A target that is not met (75 GiB of weights on one 80 GB GPU) gets suggestions, each a
+    # re-plan; they read the commit the plan resolved, so a warm run asks the Hub nothing more
+    # than the plan's own branch resolution.
+    _add_qwen(hub)
+    args = ("Qwen/Qwen3-32B", "--context", "32k", "--hardware", "h100-80", "--weight-gib", "75")
+    _json(*args)                                   # warm the cache
+    hub.state.reset()
+    code, r, _ = _json(*args)
+    assert code == 1 and r["suggestions"]
+    with_suggestions = hub.state.count()
+    fits = ("Qwen/Qwen3-32B", "--context", "32k", "--hardware", "h100-80", "--weight-gib", "30")
+    _json(*fits)
+    hub.state.reset()
+    code, r, _ = _json(*fits)                      # the same plan, fitting: no suggestions
+    assert code == 0 and not r["suggestions"]
+    assert with_suggestions == hub.state.count()
