@@ -127,14 +127,16 @@ def _seqs(x: dict) -> str:
 
 def _static(x: dict) -> list[str]:
     """The static bound beside an engine-answered row."""
-    s = x.get("static")
-    if s is None:
-        return ["-"]
-    return ["-" if s["max_sequences"] is None else f"{s['max_sequences']:,}"]
+    return [_seqs(x["static"]) if x.get("static") else "-"]
+
+
+def _by_engine(r: dict) -> bool:
+    """True when an engine's prediction answered (the tables then add the static bound)."""
+    return r["capacity_model"]["name"] != "static"
 
 
 def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
-    engine = r["capacity_model"]["name"] != "static"
+    engine = _by_engine(r)
     rows = [["TP", "DP"] + (["placement"] if topo else []) +
             ["weights/rank", "state/seq/rank", "budget/rank", "max seqs"] +
             (["static bound"] if engine else []) + ["verdict"]]
@@ -149,7 +151,7 @@ def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
 
 
 def _dpa_rows(r: dict) -> list[list[str]]:
-    engine = r["capacity_model"]["name"] != "static"
+    engine = _by_engine(r)
     rows = [["layout", "groups", "placement", "experts/rank", "other/rank", "state/seq/rank",
              "padding/rank", "used / budget per rank", "max seqs"] +
             (["static bound"] if engine else []) + ["verdict"]]
@@ -177,7 +179,7 @@ def _layouts(r: dict) -> list[str]:
     topo = bool(hw.get("system")) or any(x["placement"] != "node-local" for x in r["layouts"])
     out = ["", _hardware_line(hw), f"Target: {t['concurrent_users']} user(s) x "
            f"{t['active_sequences_per_user']} resident sequence(s) = {t['required_sequences']}"]
-    engine = r["capacity_model"]["name"] != "static"
+    engine = _by_engine(r)
     num = {0, 1} | ({3, 4, 5, 6} if topo else {2, 3, 4, 5})
     num |= {max(num) + 1} if engine else set()
     out += _table(_plain_rows(r, topo), num)
