@@ -308,7 +308,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     m, report = prepare(req, warnings)
     if detected is not None:
         report["detected_hardware"] = detected
-    req = replace(req, utilization=m.capacity.budget_utilization)   # resolved once
+    asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
         report |= search.run(req, m, warnings)
@@ -333,7 +333,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     report["suggestions"] = []
     if report["fits"] is False and req.suggest and report.get("hardware"):
         from .suggest import suggestions
-        report["suggestions"] = suggestions(req, m, report)
+        report["suggestions"] = suggestions(req, m, report, asked)
     if check is not None:
         report["engine_check"] = run_check(check, req, m.meta, report)
     report["warnings"] = warnings
