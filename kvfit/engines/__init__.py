@@ -36,6 +36,8 @@ def predict_inputs(engine: str, version: str | None, flags: dict, inp: Inputs) -
 
     chosen, how = resolve_version(engine, version)
     rules = rules_for(engine, chosen)
+    if rules.extrapolated_from:
+        how += f"; extrapolated from the {rules.extrapolated_from} rules"
     body = (vllm if engine == "vllm" else sglang).predict(rules, dict(flags), inp)
     return {"engine": engine, "version": rules.version, "version_basis": how,
             "rules_range": rules.label, "evidence": list(rules.evidence), "tp": inp.tp,

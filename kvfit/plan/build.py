@@ -206,7 +206,12 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     from ..quant import summarize
 
     version, how = resolve_version(req.engine, req.engine_version)
-    rules = rules_for(req.engine, version)
+    rules = rules_for(req.engine, version, strict=req.engine_strict)
+    if rules.extrapolated_from:
+        how += f"; extrapolated: newer than every range kvfit knows, the {rules.extrapolated_from} rules"
+        warnings.append(f"{req.engine} {rules.version} is newer than every version kvfit has rules "
+                        f"for: the {rules.extrapolated_from} rules answer, extrapolated (an engine "
+                        "change since then is not modelled). --engine-strict refuses instead.")
     flags = dict(req.engine_flags)
     if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
         flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)

@@ -64,7 +64,9 @@ class Capacity:
     def label(self) -> str:
         if not self.engine:
             return "static bound"
-        return f"{NAMES[self.name]} {self.version} prediction"
+        extra = (f" (extrapolated from the {self.rules.extrapolated_from} rules)"
+                 if getattr(self.rules, "extrapolated_from", None) else "")
+        return f"{NAMES[self.name]} {self.version} prediction{extra}"
 
     def section(self) -> dict:
         """The report's `capacity_model`."""
