@@ -116,10 +116,9 @@ def pop_engine_args(ns: dict) -> dict:
     Returns {"engine", "version", "flags", "overrides", "print_command"}; flags use the
     engine's argument names (max_model_len, ...), overrides are GiB.
     """
-    from .spec import parse_engine
-
     engine, version = (None, None)
     if ns.get("engine"):
+        from .spec import parse_engine
         engine, version = parse_engine(ns.pop("engine"))
     out = {"engine": engine, "version": version, "print_command": ns.pop("print_command", None),
            "flags": {}, "overrides": {}}

@@ -294,7 +294,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
     command of the recommended layout. With --check-engine the report gains `engine_check`.
     """
-    from ..preflight import engine_check, run_check
+    from ..preflight.options import engine_check
     from . import inverse, placements, search
 
     if engine:
@@ -340,6 +340,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
         from .suggest import suggestions
         report["suggestions"] = suggestions(req, m, report, asked)
     if check is not None:
+        from ..preflight import run_check
         report["engine_check"] = run_check(check, req, m.meta, report)
     report["warnings"] = warnings
     return report
