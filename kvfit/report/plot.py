@@ -83,7 +83,14 @@ def _curves(ax, s: dict, panel: dict) -> None:
     for c in panel["curves"]:
         ys = [float("nan") if y is None else y for y in c["max_sequences"]]
         ax.plot(xs, ys, marker="o", label=c["label"])
-    ax.step(xs, panel["target"], where="mid", color="black", linestyle="--", label="target")
+    target = panel["target"]
+    same = len(set(target)) == 1 and target[0] is not None
+    ax.step(xs, [float("nan") if t is None else t for t in target], where="mid", color="black",
+            linestyle="--", label=f"target ({target[0]:,})" if same else "target")
+    top = max([y for c in panel["curves"] for y in c["max_sequences"] if y is not None]
+              + [t for t in target if t is not None] + [0])
+    if top > 50:                    # counts over orders of magnitude; 0 stays on the axis
+        ax.set_yscale("symlog", linthresh=1)
     ax.set_xticks(xs, s["x_labels"])
     ax.set_xlabel(s["x_axis"])
     ax.set_ylabel("max resident sequences")
