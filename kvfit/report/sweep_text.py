@@ -40,8 +40,10 @@ def _header(r: dict) -> list[str]:
     m, sw = r["model"], r["sweep"]
     rev = f"@{m['revision'][:12]}" if m.get("revision") else ""
     hw = r.get("hardware") or {}
-    where = (f"{hw['system']} x {hw['nodes']}" if hw.get("system") else
-             f"{hw.get('id')}" if hw else "no hardware (state only)")
+    counted = not {"gpus", "nodes"} & {a["axis"] for a in sw["axes"]}
+    where = ("no hardware (state only)" if not hw else
+             (f"{hw['nodes']} x " if counted else "") + hw["system"] if hw.get("system") else
+             (f"{hw['gpus']} x " if counted else "") + hw["id"])
     axes = " x ".join(f"{a['axis']} ({len(a['values'])})" for a in sw["axes"])
     out = [f"kvfit sweep: {m['source']}{rev} ({m['origin']}) | {r['architecture']['id']} | "
            f"{where} | {axes} = {len(sw['cells'])} plans",
