@@ -180,3 +180,15 @@ def test_bad_sweeps_exit_2(args, says):
 def test_bad_sweep_with_json_prints_the_error_object():
     code, r = run_json(*BASE, "--sweep", "bogus=1")
     assert code == 2 and "unknown axis" in r["error"]["message"]
+
+
+def test_a_cell_beyond_the_declared_maximum_is_labelled_hypothetical():
+    args = ("Qwen/Qwen3-32B", "--offline", "--hardware", "h100-80", "--gpus", "8",
+            "--allow-context-overflow", "--sweep", "context=32k,64k")
+    code, r = run_json(*args)
+    jsonschema.validate(r, SCHEMA)
+    assert [c["hypothetical"] for c in r["sweep"]["cells"]] == [False, True]
+    # 65,536 > 40,960 (config: max_position_embeddings); TP=8: 68,778,198,169 // 2 GiB = 32
+    assert _per_layout(_cell(r, context="64k")["layouts"])["tp8"] == (32, True)
+    _, out, _ = run_cli(*args)
+    assert "65,536*" in out and "* HYPOTHETICAL" in out

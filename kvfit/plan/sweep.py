@@ -151,24 +151,23 @@ def cell_result(report: dict, labels: dict) -> dict:
                 "memory_per_rank": memory_bars(x, hw)} for x in report["layouts"]]
     target = report.get("target") or {}
     return {"values": labels, "context_tokens": report["context_tokens"],
-            "kv_dtype": report["kv_dtype"], "gpus": hw.get("gpus"),
+            "hypothetical": report["hypothetical"], "kv_dtype": report["kv_dtype"], "gpus": hw.get("gpus"),
             "concurrent_users": target.get("concurrent_users"),
             "required_sequences": target.get("required_sequences"),
             "fits": report["fits"], "recommended": report["recommended"], "layouts": layouts}
 
 
-def run(req, axes: list[Axis], plan_fn=None) -> dict:
+def run(req, axes: list[Axis]) -> dict:
     """The first cell's report with a `sweep` object of every cell (axis order)."""
     from .build import load_metadata, plan
 
-    plan_fn = plan_fn or plan
     meta = load_metadata(req)          # resolved once: no cell varies what the Hub is asked
     first, cells, warnings = None, [], []
     for i, cell in enumerate(cells_of(axes)):
         fields = {AXES[n].field: v for n, (_, v) in cell.items()}
         cell_req = replace(req, **fields, suggest=req.suggest and i == 0)
         try:
-            report = plan_fn(cell_req, meta=meta)
+            report = plan(cell_req, meta=meta)
         except KvfitError as err:
             where = ", ".join(f"{n}={lab}" for n, (lab, _) in cell.items())
             err.message = f"sweep cell {where}: {err.message}"

@@ -68,13 +68,17 @@ def render_sweep_text(r: dict) -> str:
         by_id = {x["id"]: x for x in c["layouts"]}
         rec = c["recommended"]
         rows.append([c["values"][n] for n in names]
-                    + [f"{c['context_tokens']:,}", "-" if c["gpus"] is None else str(c["gpus"]),
+                    + [f"{c['context_tokens']:,}" + ("*" if c["hypothetical"] else ""),
+                       "-" if c["gpus"] is None else str(c["gpus"]),
                        "-" if c["required_sequences"] is None else f"{c['required_sequences']:,}"]
                     + [_cell(by_id.get(i)) for i, _ in cols]
                     + [f"{rec['label']} ({VERDICT[c['fits']]})" if rec else
                        ("- (?)" if c["fits"] is None else "none (no)")])
     out = _header(r) + ["", "Max resident sequences per layout (fits / no / ? not judged):"]
     out += _table(rows, len(names))
+    if any(c["hypothetical"] for c in sw["cells"]):
+        out.append("  * HYPOTHETICAL: beyond the declared maximum context "
+                   f"({r['max_context_tokens']:,} tokens; --allow-context-overflow).")
     if sw["warnings"]:
         out += ["", "Warnings:"] + [f"  - {w}" for w in sw["warnings"]]
     out += ["", f"Exit {EXIT[sw['exit_code']]}."]
