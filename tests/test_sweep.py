@@ -192,3 +192,23 @@ def test_a_cell_beyond_the_declared_maximum_is_labelled_hypothetical():
     assert _per_layout(_cell(r, context="64k")["layouts"])["tp8"] == (32, True)
     _, out, _ = run_cli(*args)
     assert "65,536*" in out and "* HYPOTHETICAL" in out
+
+
+def test_the_help_sweep_examples_run(tmp_path, monkeypatch):
+    import re
+    import shlex
+
+    from kvfit.cli.plan_args import EPILOG
+
+    monkeypatch.chdir(tmp_path)             # the chart example writes cap.png here
+    joined = EPILOG.replace("\\\n", " ")
+    examples = [re.sub(r"\s+\(.*\)$", "", line.strip()) for line in joined.splitlines()
+                if "--sweep" in line and line.strip().startswith("kvfit ")]
+    assert len(examples) == 2
+    codes = []
+    for ex in examples:
+        code, out, err = run_cli(*shlex.split(ex)[1:])
+        assert out.startswith("kvfit sweep:"), err
+        codes.append(code)
+    assert codes == [0, 1]                  # 128 bf16 users at 32k miss (TP=8 holds 64)
+    assert (tmp_path / "cap.png").stat().st_size > 0

@@ -34,10 +34,11 @@ examples:
       --parallelism sglang-dpa --cache-layout sglang-dsa-scaled --mtp
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --concurrent-users 16 --max-context
   kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
-  kvfit Qwen/Qwen3-32B --offline --hardware h100-80 --gpus 8 --sweep context=8k,32k,128k \
-      --rope-scaling '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}' \
-      --plot cap.png   (a table and a chart; --sweep users=1,8,32 --sweep kv-dtype=bf16,fp8
-      makes a grid)
+  kvfit Qwen/Qwen3-32B --offline --hardware h100-80 --gpus 8 --sweep context=8k,32k,128k \\
+      --rope-scaling '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}' \\
+      --plot cap.png   (a table and a chart of every layout)
+  kvfit Qwen/Qwen3-32B --offline --hardware h100-80 --gpus 8 --context 32k \\
+      --sweep users=16,64,128 --sweep kv-dtype=bf16,fp8   (a grid: users x KV dtype)
   kvfit examples/qwen3-32b-h100.toml --context 64k
   kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
   kvfit openai/gpt-oss-20b --hardware auto --context 128k   (the local GPUs, via nvidia-smi)
