@@ -18,7 +18,7 @@ from ..errors import UsageError
 
 FORMATS = {".png": "png", ".svg": "svg"}
 SERIES_KEY = "kvfit:series"
-PARTS = (("weights", "weights", "#4c72b0"), ("state", "state (KV / per-sequence)", "#55a868"),
+PARTS = (("weights", "weights", "#4c72b0"), ("state", "state of the resident sequences", "#55a868"),
          ("engine_overheads", "engine overheads", "#c44e52"),
          ("free", "free (in the budget)", "#e8e8e8"),
          ("reserve", "reserve (outside the budget)", "#8c8c8c"))
@@ -103,7 +103,10 @@ def _bars(ax, s: dict) -> None:
     bars = s["memory"]
     xs = list(range(len(bars)))
     bottom = [0.0] * len(bars)
+    engine = any(not b["basis"].startswith("static") for b in bars)
     for key, label, color in PARTS:
+        if key == "state" and engine:
+            label = "state: the engine's KV / token pool"
         h = [b[f"{key}_bytes"] / GIB for b in bars]
         if any(h):
             ax.bar(xs, h, bottom=bottom, color=color, label=label, edgecolor="white",
