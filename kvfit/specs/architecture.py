@@ -95,6 +95,7 @@ class Architecture:
     sources: tuple[str, ...]
     experts: Experts | None = None
     parameters: Parameters | None = None
+    index_fp4: tuple[str, str] | None = None   # (format, source) that `--index-dtype fp4` means
 
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
@@ -237,4 +238,8 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
         d["id"], doc.file, d["summary"], tuple(m["model_type"]), tuple(m.get("architectures", ())),
         tuple(m.get("text_model_type", ())), m.get("config_root"), fields, requires, count,
         layers, tuple(d["partition"]), tuple(comps), divides, dict(d.get("ignores", {})),
-        tuple(d["sources"]), experts, params), []
+        tuple(d["sources"]), experts, params, _index_fp4(d.get("index_fp4"))), []
+
+
+def _index_fp4(raw: dict | None) -> tuple[str, str] | None:
+    return None if raw is None else (raw["format"], raw["source"])
