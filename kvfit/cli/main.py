@@ -79,6 +79,9 @@ def run_plan(argv: list[str]) -> int:
         return _list_hardware(ns.get("json", False))
     if ns.pop("list_systems", False):
         return _list_systems(ns.get("json", False))
+    if "sweep" in ns or "plot" in ns:
+        from .sweep_cmd import run_sweep
+        return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     req = _request(ns)
     from ..plan.build import plan
     report = plan(req)

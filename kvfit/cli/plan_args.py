@@ -16,6 +16,8 @@ exit codes:
   4  kvfit calibrate: the sweep ran but did not fully calibrate
   5  answered, but the fit could not be judged (weights unknown, or no hardware:
      a state-only report)
+  with --sweep: 0 every cell meets the target, 1 some cell does not, 5 some cell
+     could not be judged and none failed
   70 an unexpected internal error: a kvfit bug (KVFIT_DEBUG=1 shows the traceback)
 
 capacity model: without --engine the static bound (weights + counted state within the
@@ -32,6 +34,11 @@ examples:
       --parallelism sglang-dpa --cache-layout sglang-dsa-scaled --mtp
   kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --concurrent-users 16 --max-context
   kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
+  kvfit Qwen/Qwen3-32B --offline --hardware h100-80 --gpus 8 --sweep context=8k,32k,128k \\
+      --rope-scaling '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}' \\
+      --plot cap.png   (a table and a chart of every layout)
+  kvfit Qwen/Qwen3-32B --offline --hardware h100-80 --gpus 8 --context 32k \\
+      --sweep users=16,64,128 --sweep kv-dtype=bf16,fp8   (a grid: users x KV dtype)
   kvfit examples/qwen3-32b-h100.toml --context 64k
   kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
   kvfit openai/gpt-oss-20b --hardware auto --context 128k   (the local GPUs, via nvidia-smi)
@@ -135,9 +142,22 @@ def build_parser() -> argparse.ArgumentParser:
                    "per layout")
     q.add_argument("--min-gpus", action="store_true", help="the fewest accelerators of "
                    "--hardware that hold the target (tries 1..--gpus)")
+    q.add_argument("--sweep", action="append", metavar="AXIS=V1,V2,...", help="answer a grid "
+                   "in one run: one plan per value of AXIS (context: 8k,32k,128k,1m as "
+                   "--context takes them; users; gpus; nodes; kv-dtype: bf16,fp8,...), each "
+                   "by the plan's capacity model (the engine's with --engine); a second "
+                   "--sweep makes a 2-D grid. Prints a table (rows = values, max resident "
+                   "sequences and verdict per layout, the recommended layout); --json adds a "
+                   "`sweep` object. Exit 0 every cell meets the target, 1 some cell does not, "
+                   "5 some cell could not be judged (and none failed)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")
+    o.add_argument("--plot", metavar="FILE.png|FILE.svg", help="also draw the answer: max "
+                   "resident sequences per layout along the --sweep axis with the target line, "
+                   "and a stacked per-rank memory bar per layout (weights, state, reserve, "
+                   "engine overheads, free); needs matplotlib (from a source checkout: uv sync "
+                   "--extra plot). The plotted series are embedded in the file's metadata")
     _check_args(p)
     from ..engines import engine_args
     engine_args(p)

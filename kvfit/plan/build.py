@@ -234,9 +234,11 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     return cap, (rules, res, summary, flags.get("kv_cache_dtype"), flags.get("dtype"))
 
 
-def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
-    """Read the checkpoint, match its spec and count its state: (Model, report head)."""
-    meta = load_metadata(req)
+def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
+            ) -> tuple[Model, dict]:
+    """Read the checkpoint (unless `meta` is the one already read), match its spec and count
+    its state: (Model, report head)."""
+    meta = load_metadata(req) if meta is None else meta
     res = resolve_architecture(meta.config)
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
@@ -286,13 +288,15 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
-def plan(req: PlanRequest, engine: dict | None = None) -> dict:
+def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None) -> dict:
     """Run a plan and return the JSON-ready report.
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
     "print_command"} merged into the request. With an engine, its prediction is the capacity
     of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
     command of the recommended layout. With --check-engine the report gains `engine_check`.
+    meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
+    resolves the checkpoint once for all its cells).
     """
     from ..preflight.options import engine_check
     from . import inverse, placements, search
@@ -310,7 +314,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))
-    m, report = prepare(req, warnings)
+    m, report = prepare(req, warnings, meta)
     if detected is not None:
         report["detected_hardware"] = detected
     asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
