@@ -131,3 +131,28 @@ def test_bad_input_is_one_paragraph_and_exit_2(args, words):
     code, out, err = run_cli("fit", *args)
     assert code == 2 and out == ""
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_fit_json_matches_its_schema(spark):
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[1] / "schemas" / "fit.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(spark[1], schema, cls=jsonschema.Draft202012Validator)
+
+
+def test_hardware_auto_is_read_once_and_planned_on_the_preset(tmp_path, monkeypatch):
+    """A fake nvidia-smi reporting two RTX 5090s (PATH holds only its folder)."""
+    calls = tmp_path / "calls"
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text(f"#!/bin/sh\necho x >> {calls}\n"
+                    "echo 'NVIDIA GeForce RTX 5090, 32607, 31500'\n"
+                    "echo 'NVIDIA GeForce RTX 5090, 32607, 30000'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, out = run_json("fit", "--hardware", "auto", "--context", "32k", "--family", "openai")
+    assert code == 0
+    assert out["plan_flags"][:5] == ["--offline", "--hardware", "rtx-5090-32", "--gpus", "2"]
+    assert "planned on 2 x rtx-5090-32" in out["detected_hardware"]
+    assert len(calls.read_text().splitlines()) == 1
+    assert {r["model"] for r in out["rows"]["fits"]} >= {"openai/gpt-oss-20b"}

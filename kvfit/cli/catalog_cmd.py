@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 
 from ..errors import UsageError
 from .plan_args import Parser
@@ -14,11 +15,11 @@ GIB = 1024**3
 
 def parser() -> Parser:
     p = Parser(prog="kvfit catalog", formatter_class=argparse.RawDescriptionHelpFormatter,
-               description="kvfit's offline catalog: the pinned metadata (config.json, "
+               description=textwrap.fill("kvfit's offline catalog: the pinned metadata (config.json, "
                "quantization config, safetensors index) that answers --offline plans and "
                "`kvfit fit`. Nothing in it is invented: a weight size is known only from a "
                "real index's total_size, otherwise it is the plan's labelled config estimate "
-               "or unknown; a config pinned from a GitHub mirror has no Hub revision.",
+               "or unknown; a config pinned from a GitHub mirror has no Hub revision.", 79),
                epilog="examples:\n  kvfit catalog list --family qwen3\n"
                "  kvfit catalog show Qwen/Qwen3-32B\n  kvfit catalog show nvidia/MiniMax-M3-NVFP4 "
                "--json")

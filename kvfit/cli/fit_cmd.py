@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from ..errors import UsageError
@@ -35,11 +36,11 @@ PASSED = {"gpus": "--gpus", "system": "--system", "nodes": "--nodes", "tp": "--t
 
 def parser() -> Parser:
     p = Parser(prog="kvfit fit", formatter_class=argparse.RawDescriptionHelpFormatter,
-               epilog=EPILOG, description="Which checkpoints meet the target on this hardware? "
+               epilog=EPILOG, description=textwrap.fill("Which checkpoints meet the target on this hardware? "
                "Plans every checkpoint of kvfit's offline catalog (and any local checkpoint "
                "folders given) with the single plan's own code and lists those that fit, best "
                "first, with their resident sequences, recommended layout, weights and "
-               "quantized siblings.")
+               "quantized siblings.", 79))
     p.add_argument("paths", nargs="*", metavar="PATH", help="local checkpoint folders to plan "
                    "as well")
     p.add_argument("--hardware", help="accelerator preset (see `kvfit --list-hardware`), "
