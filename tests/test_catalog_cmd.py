@@ -115,3 +115,20 @@ def test_brief_minimax_m3_two_spark_json_example_runs_offline():
     assert out["model"]["origin"] == "catalog" and out["hardware"]["nodes"] == 2
     kv = next(c for c in out["state"]["components"] if c["name"] == "kv")
     assert kv["bytes_per_sequence"] == 16_106_127_360
+
+
+def test_json_matches_its_schema(listing):
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    path = Path(__file__).parents[1] / "schemas" / "catalog-list.schema.json"
+    schema = json.loads(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(listing[1], schema, cls=jsonschema.Draft202012Validator)
+    _, one = run_json("catalog", "show", "zai-org/GLM-5.3")
+    entry = schema | {"$ref": "#/$defs/entry"}
+    for key in ("required", "properties", "additionalProperties"):
+        entry.pop(key)
+    jsonschema.validate(one, entry, cls=jsonschema.Draft202012Validator)

@@ -95,6 +95,7 @@ def test_a_local_folder_is_planned_like_its_catalog_twin(tmp_path):
     row = out["rows"]["fits"][0]
     assert row["origin"] == "local" and row["model"] == str(folder)
     assert row["max_sequences"] == 5 and row["weights"]["bytes"] == 16_060_522_496
+    assert row["siblings"] == ["meta-llama/Llama-3.1-8B"]      # its catalog twin, by name
 
 
 def test_text_output_and_all(spark):
@@ -103,6 +104,9 @@ def test_text_output_and_all(spark):
     assert "meta-llama/Llama-3.1-8B" in out and "TP=1 x DP=1" in out
     assert "Refused (" in out and "declared maximum of 4,096 tokens" in out   # Llama-2
     assert "Each row is one plan: kvfit MODEL --offline --hardware dgx-spark" in out
+    code, out, _ = run_cli("fit", *SPARK, "--family", "nvidia", "--family", "Qwen")
+    line = next(x for x in out.splitlines() if x.startswith("  nvidia/Qwen3.5-122B-A10B-NVFP4"))
+    assert line.endswith("Qwen/Qwen3.5-122B-A10B (does not fit)")   # a sibling's own status
 
 
 def test_family_filter_and_users():

@@ -26,13 +26,22 @@ def _target(result: dict) -> str:
             f"x {want.get('active_sequences_per_user', 1)} sequence ({t['capacity_model']})")
 
 
-def _table(rows: list[dict]) -> list[str]:
+def _sibling(name: str, seen: dict[str, dict]) -> str:
+    """A sibling with what its own row says (sequences when it fits), if it was planned."""
+    row = seen.get(name)
+    if row is None:
+        return name
+    return f"{name} ({row['max_sequences']:,})" if row["status"] == FITS else \
+        f"{name} ({row['status']})"
+
+
+def _table(rows: list[dict], seen: dict[str, dict]) -> list[str]:
     width = max([len(r["model"]) for r in rows] + [10])
     lines = [f"  {'checkpoint':<{width}}  {'max seqs':>8}  {'layout':<13}  {'weights':<22}  "
-             "quantized siblings"]
+             "quantized siblings (their max seqs)"]
     for r in rows:
         layout = (r["recommended"] or {}).get("label", "-")
-        sib = ", ".join(r["siblings"]) or "-"
+        sib = ", ".join(_sibling(s, seen) for s in r["siblings"]) or "-"
         lines.append(f"  {r['model']:<{width}}  {r['max_sequences']:>8,}  {layout:<13}  "
                      f"{_weights(r):<22}  {sib}")
     return lines
@@ -54,7 +63,8 @@ def render(result: dict, show_all: bool) -> str:
     lines.append(f"kvfit fit: {counts[FITS]} of {result['planned']} checkpoints fit "
                  f"{_target(result)}" + (", best first:" if counts[FITS] else "."))
     if counts[FITS]:
-        lines += _table(rows[FITS])
+        seen = {r["model"]: r for rs in rows.values() for r in rs}
+        lines += _table(rows[FITS], seen)
     lines.append("")
     lines.append(f"Not listed: {counts[DOES_NOT_FIT]} do not fit, {counts[NOT_JUDGED]} cannot "
                  f"be judged (weights unknown), {counts[REFUSED]} refused by the plan"

@@ -20,8 +20,9 @@ _QUANT_SUFFIX = re.compile(r"(-(fp8|nvfp4|mxfp4|fp4|bf16|fp16|int4|int8|awq|gptq
 
 
 def base_name(repo_id: str) -> str:
-    """The base model a repo id names, without its organisation or quantization suffixes."""
-    return _QUANT_SUFFIX.sub("", repo_id.rpartition("/")[2]).casefold()
+    """The base model a repo id (or an org--name folder) names, without its organisation or
+    quantization suffixes."""
+    return _QUANT_SUFFIX.sub("", repo_id.rpartition("/")[2].rpartition("--")[2]).casefold()
 
 
 @cache
