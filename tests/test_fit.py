@@ -103,6 +103,7 @@ def test_text_output_and_all(spark):
     assert code == 0 and err == ""                 # no progress when stderr is not a terminal
     assert "meta-llama/Llama-3.1-8B" in out and "TP=1 x DP=1" in out
     assert "Refused (" in out and "declared maximum of 4,096 tokens" in out   # Llama-2
+    assert "plan one with --rope-scaling" in out
     assert "Each row is one plan: kvfit MODEL --offline --hardware dgx-spark" in out
     code, out, _ = run_cli("fit", *SPARK, "--family", "nvidia", "--family", "Qwen")
     line = next(x for x in out.splitlines() if x.startswith("  nvidia/Qwen3.5-122B-A10B-NVFP4"))

@@ -69,6 +69,11 @@ def render(result: dict, show_all: bool) -> str:
     lines.append(f"Not listed: {counts[DOES_NOT_FIT]} do not fit, {counts[NOT_JUDGED]} cannot "
                  f"be judged (weights unknown), {counts[REFUSED]} refused by the plan"
                  + ("." if show_all else "; --all lists them with their reason."))
+    longer = sum("declared maximum" in r["reason"] for r in rows[REFUSED])
+    if longer:
+        lines.append(f"  {longer} of the refused declare a maximum context below the one asked; "
+                     "if the deployment serves them with RoPE scaling, plan one with "
+                     "--rope-scaling.")
     if show_all:
         lines += _others("Do not fit", rows[DOES_NOT_FIT])
         lines += _others("Cannot be judged", rows[NOT_JUDGED])
