@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import KvfitError
 
-SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit", "hardware")
+SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit", "hardware", "fit", "catalog")
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -113,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "hardware":
             from .hardware_cmd import run as hardware
             return hardware(argv[1:])
+        if argv and argv[0] in ("fit", "catalog"):
+            from .catalog_cmd import run as catalog
+            from .fit_cmd import run as fit
+            return (fit if argv[0] == "fit" else catalog)(argv[1:])
         if argv and argv[0] == "audit":
             from ..audit.cli import run as audit
             return audit(argv[1:])

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from ..audit.cli import build_parser as audit_parser
 from ..calibrate.cli import build_parser as calibrate_parser
+from .catalog_cmd import parser as catalog_parser
 from .explain_log import build_parser as explain_parser
+from .fit_cmd import parser as fit_parser
 from .hardware_cmd import parser as hardware_parser
 from .plan_args import build_parser
 from .specs_cmd import build_parser as specs_parser
@@ -25,8 +27,11 @@ def man_parser():
     for name, sp in hardware_parser()._subparsers._group_actions[0].choices.items():
         sub.add_parser(f"hardware {name}", help=sp.description or sp.format_usage(),
                        parents=[sp], add_help=False)
-    for name, maker in (("calibrate", calibrate_parser), ("audit", audit_parser),
-                        ("explain-log", explain_parser)):
+    for name, sp in catalog_parser()._subparsers._group_actions[0].choices.items():
+        sub.add_parser(f"catalog {name}", help=sp.description or "", parents=[sp],
+                       add_help=False)
+    for name, maker in (("fit", fit_parser), ("calibrate", calibrate_parser),
+                        ("audit", audit_parser), ("explain-log", explain_parser)):
         sp = maker()
         sub.add_parser(name, help=sp.description, parents=[sp], add_help=False)
     return p

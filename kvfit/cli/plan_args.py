@@ -43,6 +43,8 @@ examples:
   kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
   kvfit openai/gpt-oss-20b --hardware auto --context 128k   (the local GPUs, via nvidia-smi)
   kvfit hardware detect [--json]   (what --hardware auto sees)
+  kvfit fit --hardware dgx-spark --context 128k   (which catalog checkpoints fit one Spark)
+  kvfit catalog list | kvfit catalog show Qwen/Qwen3-32B   (the offline catalog, sources)
   kvfit calibrate deployment.toml --dry-run   (measure the plan on the host)
   kvfit specs list            (supported architectures)
   kvfit specs check FILE.yaml (validate a contributor's spec)
