@@ -79,6 +79,7 @@ def run_plan(argv: list[str]) -> int:
         return _list_hardware(ns.get("json", False))
     if ns.pop("list_systems", False):
         return _list_systems(ns.get("json", False))
+    verbose = ns.pop("verbose", False)
     req = _request(ns)
     from ..plan.build import plan
     report = plan(req)
@@ -88,7 +89,8 @@ def run_plan(argv: list[str]) -> int:
     else:
         from ..report.text import render_text
         from ..textsafe import escape_controls
-        sys.stdout.write(escape_controls(render_text(report)))   # config text may hold escapes
+        text = render_text(report, verbose=verbose)
+        sys.stdout.write(escape_controls(text))   # config text may hold escapes
     code = verdict_code(report)
     if "engine_check" in report:
         from ..preflight import exit_code

@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")
+    o.add_argument("--verbose", action="store_true", help="text report with the provenance: "
+                   "every config field and where it came from, layer sets, dtype sources, "
+                   "checkpoint details, every layout's engine block and the assumptions (--json "
+                   "always has all of it)")
     _check_args(p)
     from ..engines import engine_args
     engine_args(p)

@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
+from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
@@ -148,7 +149,7 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     if weights.source == "config estimate":
         warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
                         "weight files or index were available): "
-                        f"{weights.bytes / 2**30:.2f} GiB. Give the checkpoint, or "
+                        f"{gib(weights.bytes)}. Give the checkpoint, or "
                         "--weight-gib, for its real bytes.")
     own = None
     if req.parallelism != "tp":
