@@ -78,8 +78,9 @@ def load_metadata(req: PlanRequest) -> Metadata:
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
     if req.parallelism != "tp" or req.verify_headers:   # ownership/verification read headers
-        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True)
-    return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
+        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True,
+                           quiet=req.json)
+    return hub.resolve(ref, offline=req.offline, timeout=req.timeout, quiet=req.json)
 
 
 def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
