@@ -7,7 +7,24 @@ from pathlib import Path
 
 from ..errors import KvfitError
 
-SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit", "hardware")
+# name -> (module, its entry `run(argv) -> exit code`, its parser builder). main() dispatches
+# through this table and the man page (kvfit/cli/manpage.py) documents every entry from its
+# own parser, so a subcommand added here appears in both.
+SUBCOMMANDS = {
+    "specs": ("kvfit.cli.specs_cmd", "run", "build_parser"),
+    "hardware": ("kvfit.cli.hardware_cmd", "run", "parser"),
+    "explain-log": ("kvfit.cli.explain_log", "run", "build_parser"),
+    "calibrate": ("kvfit.calibrate.cli", "run", "build_parser"),
+    "audit": ("kvfit.audit.cli", "run", "build_parser"),
+}
+
+
+def subcommand(name: str, part: str):
+    """The `run` or `parser` function of subcommand `name` (imported only when needed)."""
+    from importlib import import_module
+
+    module, run, parser = SUBCOMMANDS[name]
+    return getattr(import_module(module), run if part == "run" else parser)
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -103,21 +120,8 @@ def run_plan(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv and argv[0] == "specs":
-            from .specs_cmd import run
-            return run(argv[1:])
-        if argv and argv[0] == "explain-log":
-            from .explain_log import run as explain
-            return explain(argv[1:])
-        if argv and argv[0] == "hardware":
-            from .hardware_cmd import run as hardware
-            return hardware(argv[1:])
-        if argv and argv[0] == "audit":
-            from ..audit.cli import run as audit
-            return audit(argv[1:])
-        if argv and argv[0] == "calibrate":
-            from ..calibrate.cli import run as calibrate
-            return calibrate(argv[1:])
+        if argv and argv[0] in SUBCOMMANDS:
+            return subcommand(argv[0], "run")(argv[1:])
         return run_plan(argv)
     except KvfitError as err:
         if "--json" in argv:
