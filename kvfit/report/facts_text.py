@@ -21,7 +21,7 @@ EP_ASSUMPTION = ("Attention-DP + EP layouts distribute routed experts across eac
 ORIGINS = {"catalog": "kvfit's pinned offline catalog", "hub": "the Hugging Face Hub",
            "local": "local files", "gguf": "a GGUF file"}
 VERBOSE_HINT = ("(--verbose adds field provenance, layer sets, dtype sources, checkpoint "
-                "details and the assumptions; --json has everything.)")
+                "details, per-layout copy notes and the assumptions; --json has everything.)")
 
 
 def source_line(r: dict) -> str:

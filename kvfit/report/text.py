@@ -122,7 +122,7 @@ def _target_line(t: dict) -> str:
             f"{count(t['required_sequences'], 'sequence')}")
 
 
-def _layouts(r: dict) -> list[str]:
+def _layouts(r: dict, verbose: bool) -> list[str]:
     hw, t = r["hardware"], r["target"]
     topo = bool(hw.get("system")) or any(x["placement"] != "node-local" for x in r["layouts"])
     out = ["", _hardware_line(hw), _target_line(t)]
@@ -138,6 +138,7 @@ def _layouts(r: dict) -> list[str]:
                           if x["valid"] and x.get("max_users") is not None)
         out.append(f"Users served at {count(t['active_sequences_per_user'], 'resident sequence')}"
                    f" each: {users}")
+    chosen = _chosen(r)
     for x in r["layouts"]:
         name = f"TP={x['tp']}" if x["parallelism"] == "tp" else x["label"]
         if x["fits"] is False:
@@ -146,7 +147,7 @@ def _layouts(r: dict) -> list[str]:
             continue
         if x.get("placement_note"):
             out.append(f"  {name}: {x['placement_note']}")
-        if x["parallelism"] == "tp":
+        if x["parallelism"] == "tp" and (verbose or x is chosen):   # copies of the state
             out += [f"  {name}: {note}" for note in x.get("replication", ())]
     return out + _recommendation(r)
 
@@ -235,7 +236,7 @@ def render_text(r: dict, verbose: bool = False) -> str:
     and the assumptions."""
     lines = _verdict(r) + search_lines(r)
     if r["layouts"]:
-        lines += _layouts(r)
+        lines += _layouts(r, verbose)
     lines += _suggestions(r)
     lines += _engine_check(r)
     lines += _state(r)
