@@ -154,9 +154,12 @@ def compare_basis(req, m, topo, comps, required: int, used: dict, hw: dict,
            f"({alt_hw['basis_detail']}), {abs(o - a) / GIB:,.3f} GiB {'more' if o > a else 'less'}"
            f" per GPU, {abs(o - a) * req.utilization / GIB:,.3f} GiB after utilization "
            f"{req.utilization:g}. ")
-    why += (f"Here both hold {count(n_used, 'sequence')}." if n_used == n_alt else
-            f"That moves the best layout from {number(n_used)} to "
-            f"{count(n_alt, 'resident sequence')}.")
+    if n_used is None and n_alt is None:
+        why += "Here neither basis has a layout of known capacity."
+    else:
+        why += (f"Here both hold {count(n_used, 'sequence')}." if n_used == n_alt else
+                f"That moves the best layout from {number(n_used)} to "
+                f"{count(n_alt, 'resident sequence')}.")
     if acc.visible_mib and other == "visible":
         why += " Software can only allocate what the driver reports, so the visible answer is " \
                "the safer one."

@@ -20,6 +20,7 @@ EP_ASSUMPTION = ("Attention-DP + EP layouts distribute routed experts across eac
                  "context/pipeline parallelism and cross-node expert groups are not searched.")
 ORIGINS = {"catalog": "kvfit's pinned offline catalog", "hub": "the Hugging Face Hub",
            "local": "local files", "gguf": "a GGUF file"}
+WEIGHT_SOURCES = {"user": "stated with --weight-gib"}
 VERBOSE_HINT = ("(--verbose adds field provenance, layer sets, dtype sources, checkpoint "
                 "details, per-layout copy notes and the assumptions; --json has everything.)")
 
@@ -30,7 +31,9 @@ def source_line(r: dict) -> str:
     rev = f" at {m['revision'][:12]}" if m.get("revision") else (
         " (Hub revision unknown)" if m.get("origin") == "catalog" else "")
     origin = ORIGINS.get(m.get("origin"), m.get("origin") or "unknown")
-    return f"Source: config from {origin}{rev}; weights {gib(w['bytes'])} ({w['source']})."
+    weights = ("weights unknown" if w["bytes"] is None else
+               f"weights {gib(w['bytes'])} ({WEIGHT_SOURCES.get(w['source'], w['source'])})")
+    return f"Source: config from {origin}{rev}; {weights}."
 
 
 def facts_lines(r: dict) -> list[str]:
