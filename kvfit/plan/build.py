@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
+from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
@@ -77,8 +78,9 @@ def load_metadata(req: PlanRequest) -> Metadata:
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
     if req.parallelism != "tp" or req.verify_headers:   # ownership/verification read headers
-        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True)
-    return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
+        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True,
+                           quiet=req.json)
+    return hub.resolve(ref, offline=req.offline, timeout=req.timeout, quiet=req.json)
 
 
 def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
@@ -164,7 +166,7 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     if weights.source == "config estimate":
         warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
                         "weight files or index were available): "
-                        f"{weights.bytes / 2**30:.2f} GiB. Give the checkpoint, or "
+                        f"{gib(weights.bytes)}. Give the checkpoint, or "
                         "--weight-gib, for its real bytes.")
     own = None
     if req.parallelism != "tp":
