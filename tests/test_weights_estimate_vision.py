@@ -124,3 +124,61 @@ def test_llama4_fp8_dynamic_keeps_the_ignored_vision_linears_at_bf16():
         ARCH / "llama4/configs/meta-llama--Llama-4-Maverick-17B-128E-Instruct-FP8"))
     fc1 = row_of(mav, "layers.{r}.mlp.fc1")
     assert fc1.stored_as == "fp8" and fc1.bytes == 34 * (5632 * 1408 + 5632 * 4)
+
+
+# Qwen3-VL vision tower (both pinned configs: depth 27, hidden 1,152, MLP 4,304, 3 channels,
+# patch 16, temporal patch 2, 2,304 positions, merge 2, deepstack at layers 8, 16, 24):
+#   patch_embed, pos_embed, 27 blocks, merger norm and fc1 (as Qwen3.5's tower, derived in
+#   tests/test_weights_estimate_hybrid_families.py)                 =   437,132,016
+#   merger fc2 into the decoder width: out x 4,608 + out
+#   each deepstack merger: norm over 4,608 with bias 9,216; fc1 4,608^2 + 4,608 =
+#     21,238,272; fc2 out x 4,608 + out
+QWEN3_VL_FIXED = 437_132_016
+
+
+def _qwen3_vl_tower(out: int) -> int:
+    fc2 = out * 4608 + out
+    return QWEN3_VL_FIXED + fc2 + 3 * (9_216 + 21_238_272 + fc2)
+
+
+def test_qwen3_vl_32b_dense_with_deepstack_mergers():
+    # Text (text_config: vocab 151,936, hidden 5,120, 64 layers, 64 q / 8 KV heads x 128, MLP
+    # 25,600; wrapper tie_word_embeddings false):
+    #   embedding + lm_head 2 x 151,936 x 5,120                     =  1,555,824,640
+    #   layer: q, o 2 x 8,192 x 5,120 = 83,886,080; k, v 2 x 1,024 x 5,120 = 10,485,760;
+    #     q/k norms 256; layer norms 10,240; MLP 3 x 25,600 x 5,120 = 393,216,000
+    #     -> 487,598,336; x 64                                       = 31,206,293,504
+    #   final norm 5,120 -> 32,762,123,264
+    # Tower: 437,132,016 + fc2 23,598,080 + 3 x 44,845,568 = 595,266,800.
+    # Total 33,357,390,064 (Qwen's "32B"; 33.4B), x 2 B.
+    est, why = estimate_of(*load_config_dir(ARCH / "qwen3_vl/configs/Qwen--Qwen3-VL-32B-Instruct"))
+    assert est is not None, why
+    assert _vision(est, "model.visual.") == _qwen3_vl_tower(5120) == 595_266_800
+    assert param_count(est) == 32_762_123_264 + 595_266_800 == 33_357_390_064
+    assert est.total_bytes == 33_357_390_064 * 2
+    assert row_of(est, "deepstack_merger_list.{r}.linear_fc1").instances == 3
+
+
+def test_qwen3_vl_30b_a3b_routed_experts():
+    # Text (vocab 151,936, hidden 2,048, 48 layers, 32 q / 4 KV heads x 128, 128 experts of
+    # 768 on every layer, untied):
+    #   embedding + lm_head 2 x 151,936 x 2,048                     =    622,329,856
+    #   layer: q, o 2 x 4,096 x 2,048 = 16,777,216; k, v 2 x 512 x 2,048 = 2,097,152; norms
+    #     256 + 4,096; router 128 x 2,048 = 262,144; experts 128 x 3 x 768 x 2,048 =
+    #     603,979,776 -> 623,120,640; x 48                           = 29,909,790,720
+    #   final norm 2,048 -> 30,532,122,624
+    # Tower: 437,132,016 + fc2 9,439,232 + 3 x 30,686,720 = 538,631,408.
+    # Total 31,070,754,032 (Qwen's "30B-A3B"; 31.1B), x 2 B.
+    est, why = estimate_of(*load_config_dir(ARCH / "qwen3_vl/configs/Qwen--Qwen3-VL-30B-A3B-Instruct"))
+    assert est is not None, why
+    assert _vision(est, "model.visual.") == _qwen3_vl_tower(2048) == 538_631_408
+    assert param_count(est) == 30_532_122_624 + 538_631_408 == 31_070_754_032
+    experts = row_of(est, "mlp.experts.{e}.up_proj")
+    assert experts.instances == 48 * 128 and experts.elements == 768 * 2048
+    assert not any(r.module.endswith("mlp.gate_proj") for r in est.rows)
+    # A text_config whose tie_word_embeddings disagrees with the wrapper is refused.
+    cfg, _ = load_config_dir(ARCH / "qwen3_vl/configs/Qwen--Qwen3-VL-30B-A3B-Instruct")
+    bad = json.loads(json.dumps(cfg))
+    bad["text_config"]["tie_word_embeddings"] = True
+    refused, why = estimate_of(bad)
+    assert refused is None and "tie_word_embeddings" in why
