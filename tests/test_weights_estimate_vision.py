@@ -182,3 +182,95 @@ def test_qwen3_vl_30b_a3b_routed_experts():
     bad["text_config"]["tie_word_embeddings"] = True
     refused, why = estimate_of(bad)
     assert refused is None and "tie_word_embeddings" in why
+
+
+# Gemma 4 vision tower (both pinned configs: 27 layers, hidden 1,152, 16 heads / 16 KV heads
+# x 72, MLP 4,304, patch 16, 10,240 positions, standardize, no clipped linears):
+#   patch_embedder.input_proj 1,152 x (3 x 16^2 = 768)           =       884,736
+#   position_embedding_table 2 x 10,240 x 1,152                  =    23,592,960
+#   layer: q/k/v/o 4 x 1,152 x 1,152 = 5,308,416; q/k norms 2 x 72 = 144; four RMSNorms
+#     4,608; MLP 3 x 4,304 x 1,152 = 14,874,624 -> 20,187,792; x 27 = 545,070,384
+#   std_bias + std_scale 2 x 1,152                               =         2,304
+#   -> 569,550,384, plus embed_vision.embedding_projection text hidden x 1,152.
+GEMMA4_TOWER = 884_736 + 23_592_960 + 545_070_384 + 2_304
+assert GEMMA4_TOWER == 569_550_384
+
+
+def test_gemma4_26b_a4b_moe_block_and_tower():
+    # text_config: vocab 262,144, hidden 2,816, 30 layers (full at 5, 11, 17, 23, 29), 16 q
+    # heads; sliding layers 8 KV heads x 256, full layers global_head_dim 512 with
+    # attention_k_eq_v and 2 global KV heads (no v_proj); dense MLP 2,112 on every layer plus
+    # the MoE block (128 experts of 704); tied; no PLE (hidden_size_per_layer_input 0).
+    #   embedding 262,144 x 2,816                                   =    738,197,504
+    #   every layer: four norms 11,264 + layer_scalar 1; MLP 3 x 2,112 x 2,816 = 17,842,176;
+    #     router proj 128 x 2,816 = 360,448, scale 2,816, per_expert_scale 128; experts
+    #     128 x (1,408 x 2,816 + 2,816 x 704) = 761,266,176; three norms 8,448
+    #     -> 779,491,457; x 30                                      = 23,384,743,710
+    #   sliding attention: q, o 2 x 4,096 x 2,816 = 23,068,672; k, v 2 x 2,048 x 2,816 =
+    #     11,534,336; q/k norms 512 -> 34,603,520; x 25              =    865,088,000
+    #   full attention: q, o 2 x 8,192 x 2,816 = 46,137,344; k 1,024 x 2,816 = 2,883,584;
+    #     q/k norms 1,024 -> 49,021,952; x 5                         =    245,109,760
+    #   final norm 2,816 -> text 25,233,141,790
+    #   tower 569,550,384 + embed_vision 2,816 x 1,152 = 3,244,032   =    572,794,416
+    #   total 25,805,936,206 (Google's "26B"), x 2 B
+    est, why = estimate_of(*load_config_dir(ARCH / "gemma4/configs/google--gemma-4-26B-A4B"))
+    assert est is not None, why
+    assert _vision(est, "model.vision_tower.", "model.embed_vision.") == 572_794_416
+    assert param_count(est) == 25_233_141_790 + 572_794_416 == 25_805_936_206
+    assert est.total_bytes == 25_805_936_206 * 2
+    # k_eq_v: no v_proj on the 5 full layers; the routed experts are rows of their own.
+    v_rows = [r for r in est.rows if r.module.endswith("self_attn.v_proj")]
+    assert [r.instances for r in v_rows] == [25]
+    assert row_of(est, "experts.{e}.gate_up_proj").instances == 30 * 128
+    # NVIDIA's NVFP4 copy excludes every layer's mlp*, router* and self_attn*, the vision
+    # tower and embed_vision: only the routed experts are NVFP4.
+    nv, why = estimate_of(*load_config_dir(ARCH / "gemma4/configs/nvidia--Gemma-4-26B-A4B-NVFP4"))
+    assert nv is not None, why
+    assert row_of(nv, "experts.{e}.gate_up_proj").stored_as == "nvfp4"
+    for suffix in ("mlp.gate_proj", "router.proj", "self_attn.k_proj", "mlp.gate_proj.linear",
+                   "embed_vision.embedding_projection"):
+        assert row_of(nv, suffix).stored_as == "model dtype", suffix
+
+
+def test_gemma4_31b_dense():
+    # text_config: vocab 262,144, hidden 5,376, 60 layers (10 full), 32 q heads; sliding 16
+    # KV heads x 256, full 4 global KV heads x 512 with k_eq_v; MLP 21,504; tied; no MoE.
+    #   embedding 262,144 x 5,376                                   =  1,409,286,144
+    #   every layer: norms 21,504 + 1; MLP 3 x 21,504 x 5,376 = 346,816,512 -> 346,838,017;
+    #     x 60                                                       = 20,810,281,020
+    #   sliding: q, o 2 x 8,192 x 5,376 = 88,080,384; k, v 2 x 4,096 x 5,376 = 44,040,192;
+    #     norms 512 -> 132,121,088; x 50                             =  6,606,054,400
+    #   full: q, o 2 x 16,384 x 5,376 = 176,160,768; k 2,048 x 5,376 = 11,010,048; norms
+    #     1,024 -> 187,171,840; x 10                                 =  1,871,718,400
+    #   final norm 5,376 -> text 30,697,345,340
+    #   tower 569,550,384 + embed_vision 5,376 x 1,152 = 6,193,152   =    575,743,536
+    #   total 31,273,088,876 (Google's "31B")
+    est, why = estimate_of(*load_config_dir(ARCH / "gemma4/configs/nvidia--Gemma-4-31B-IT-NVFP4"))
+    assert est is not None, why
+    assert param_count(est) == 30_697_345_340 + 575_743_536 == 31_273_088_876
+    assert not any(".experts." in r.module or ".router." in r.module for r in est.rows)
+    # The NVFP4 `ignore` list keeps attention, the tower and lm_head at bf16; MLPs are NVFP4.
+    assert row_of(est, "mlp.down_proj").stored_as == "nvfp4"
+    assert row_of(est, "self_attn.o_proj").stored_as == "model dtype"
+
+
+def test_gemma4_kv_shared_tail_and_per_layer_embeddings():
+    # Synthetic 12-layer text config (full at 5 and 11; layers 8-11 share KV; no k_eq_v) with
+    # the Gemma4TextConfig class defaults for the rest: hidden 2,304, MLP 9,216, vocab
+    # 262,144, hidden_size_per_layer_input 256, tied.
+    cfg = json.loads((ARCH / "gemma4/configs/synthetic/synthetic--gemma4-kv-shared-tail.json").read_text())
+    est, why = estimate_of(cfg)
+    assert est is not None, why
+    counts = {}
+    for r in est.rows:
+        key = r.module.rsplit(".", 1)[-1]
+        counts[key] = counts.get(key, 0) + r.instances
+    # q_proj on all 12 layers; k_proj / v_proj / k_norm only on the 8 that own a cache
+    assert counts["q_proj"] == 12 and counts["k_proj"] == counts["v_proj"] == 8
+    # PLE: embed_tokens_per_layer 262,144 x (12 x 256 = 3,072), projection 3,072 x 2,304
+    assert row_of(est, "embed_tokens_per_layer").elements == 262_144 * 3_072
+    assert row_of(est, "per_layer_input_gate").instances == 12
+    # use_double_wide_mlp doubles the MLP of the 4 KV-shared layers only:
+    # 4 x 3 x 9,216 x 2,304 more parameters.
+    wide, _ = estimate_of(cfg | {"use_double_wide_mlp": True})
+    assert param_count(wide) - param_count(est) == 4 * 3 * 9216 * 2304
