@@ -239,8 +239,10 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
         names = res.values | {k: ([] if r.value is None and kinds[k].type == "list"
                                   else r.value) for k, r in extra.items()
                               if r.value is not None or kinds[k].type == "list"}
+        # layer sets are visible to the checks as index lists (a field of the same name wins)
+        checked = dict(res.sets) | names
         for check, message in params.requires:
-            if not check.evaluate(names):
+            if not check.evaluate(checked):
                 return None, f"{message} (check: {check.text})"
         est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes, "mtp": 0})
         rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)

@@ -22,6 +22,12 @@ def _cell_line(c: dict) -> str:
             f"{mark:<15} {fleets}")
 
 
+def _weights_line(w: dict) -> str:
+    line = (f"weights: config-shape estimate against a pinned index on {w['compared']} "
+            f"model(s), {w['exact']} exact")
+    return line + (f"; differ: {', '.join(w['differ'])}" if w["differ"] else "")
+
+
 def render_text(r: dict) -> str:
     cov = r["coverage"]
     verdict = "PASSED" if r["passed"] else "FAILED"
@@ -35,6 +41,7 @@ def render_text(r: dict) -> str:
              f"{r['thresholds']['min_family_coverage']:.0%}); oracle checked "
              f"{count(r['oracle']['checked'], 'cell')}, "
              f"{count(r['oracle']['disagreements'], 'disagreement')}",
+             _weights_line(r["weights_check"]),
              "", "  family         model                                         context"
              "  spec           state          oracle          fleets"]
     lines += [_cell_line(c) for c in r["cells"]]

@@ -12,6 +12,7 @@ from ..plan.request import PlanRequest
 from ..report.words import count
 from .config import Frontier
 from .oracle import state_bytes
+from .weights_check import summary, weights_check
 
 
 def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
@@ -79,6 +80,9 @@ def _cell(f: Frontier, m: dict, ctx) -> dict:
              "state_bytes": r["state"]["bytes_per_sequence"],
              "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(m, r["context_tokens"],
                                                                         r, f.offline)}
+    check = weights_check(m, r, f.offline)
+    if check is not None:
+        cell["weights_check"] = check
     fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", f.engine, hardware=h["preset"],
                      gpus=n) for h in f.hardware for n in h["counts"]]
     fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {count(n, 'node')}", f.engine,
@@ -115,7 +119,7 @@ def run(f: Frontier, quiet: bool = False, stream=None) -> dict:
             "coverage": cov, "cells": cells, "problems": problems,
             "oracle": {"checked": sum(1 for c in cells if c.get("oracle", {}).get("agrees")
                                       is not None), "disagreements": len(oracle_fail)},
-            "passed": ok}
+            "weights_check": summary(cells), "passed": ok}
 
 
 def _dtype_check(f: Frontier, m: dict) -> str | None:
