@@ -77,3 +77,47 @@ def test_minimax_m2_fp8_and_its_nvfp4_requantisation():
     assert nv.total_bytes == 134_499_274_752
     assert row_of(nv, "self_attn.q_proj").stored_as == "model dtype"
     assert row_of(nv, "experts.{e}.w2").stored_as == "nvfp4"
+
+
+def test_minimax_m3_text_decoder_bf16_and_nvfp4():
+    # Pinned MiniMax-M3 (CURATED flat copy; the same text fields as nvidia/MiniMax-M3-NVFP4's
+    # text_config): hidden 6,144, 60 layers (moe_layer_freq: 3 dense then 57 MoE; sparse
+    # attention on the same 57), 64 q / 4 KV heads x 128, per-head q/k norms, indexer 4 heads
+    # x 128, dense MLP 12,288, 128 experts of 3,072 + 1 shared of 3,072, vocab 200,064, bf16.
+    #   embed + lm_head 2 x 200,064 x 6,144 + norm 6,144, x 2 B      =    4,916,785,152
+    #   every layer: norms 2 x 6,144 x 2 = 24,576; attention q and o 2 x 8,192 x 6,144 + k and
+    #     v 2 x 512 x 6,144 + q/k norms 256 = 106,955,008 values (213,910,016 B); x 60
+    #                                                                =   12,836,075,520
+    #   sparse layers: index_q 512 x 6,144 + index_k 128 x 6,144 + norms 256 = 3,932,416
+    #     values; x 2 B x 57                                         =      448,295,424
+    #   dense MLP 3 x 12,288 x 6,144 x 2 B x 3                       =    1,358,954,496
+    #   MoE: router 128 x 6,144 x 4 B = 3,145,728 + bias 512 + experts 128 x 3 x 3,072 x
+    #     6,144 x 2 = 14,495,514,624 + shared 3 x 3,072 x 6,144 x 2 = 113,246,208
+    #     -> 14,611,907,072; x 57                                    =  832,878,703,104
+    #   total                                                        =  852,438,813,696 B
+    #   (426,174,572,928 parameters).
+    est, why = estimate_of(*load_config_dir(ARCH / "minimax_m3" / "configs"
+                                             / "MiniMaxAI--MiniMax-M3"))
+    assert est is not None, why
+    assert param_count(est) == 426_174_572_928
+    assert est.total_bytes == 852_438_813_696
+    assert row_of(est, "self_attn.index_k_proj").instances == 57
+    assert row_of(est, "mlp.gate_proj").instances == 3
+    # nvidia/MiniMax-M3-NVFP4: per-module MXFP8 (1 B + one E8M0 byte per 32) on attention,
+    # indexer, dense MLP and shared expert; NVFP4 (group 16) on the routed experts.
+    #   attention mxfp8: q and o 2 x (50,331,648 + 8,192 x 192) + k and v 2 x (3,145,728 + 512
+    #     x 192) + q/k norms 512 = 110,297,600; x 60                 =    6,617,856,000
+    #   indexer: 3,145,728 + 98,304 + 786,432 + 24,576 + 512 = 4,055,552; x 57 = 231,166,464
+    #   dense MLP 2 x (75,497,472 + 12,288 x 192) + (75,497,472 + 6,144 x 384) = 233,570,304;
+    #     x 3                                                        =      700,710,912
+    #   MoE: router + bias 3,146,240; experts 128 x 3 x (18,874,368 / 2 + 3,072 x 384 + 8) =
+    #     128 x 3 x 10,616,840 = 4,076,866,560; shared 3 x 19,464,192 = 58,392,576
+    #     -> 4,138,405,376; x 57                                     =  235,889,106,432
+    #   + embed/lm_head/norm 4,916,785,152 + layer norms 60 x 24,576 = 1,474,560
+    #   total                                                        =  248,357,099,520 B
+    nv, why = estimate_of(*load_config_dir(ARCH / "minimax_m3" / "configs"
+                                            / "nvidia--MiniMax-M3-NVFP4"))
+    assert nv is not None, why
+    assert nv.total_bytes == 248_357_099_520
+    assert row_of(nv, "self_attn.q_proj").stored_as == "mxfp8"
+    assert row_of(nv, "experts.{e}.w1").stored_as == "nvfp4"
