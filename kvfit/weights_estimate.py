@@ -25,6 +25,7 @@ from .state.resolve import Resolution
 from .weight_storage import formats, source
 
 _DIGIT_EXPERT = re.compile(r"experts\.(\d|\[)")
+_MTP = re.compile(r"\bmtp\b")
 
 
 class _Unavailable(Exception):
@@ -243,7 +244,11 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
                 return None, f"{message} (check: {check.text})"
         est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes,
                                                            "mtp": 1 if mtp else 0})
-        rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)
+        every = [(t, est.row(t)) for t in params.tensors]
+        rows = tuple(r for _, r in every if r is not None)
+        # say "MTP layers included" only when a row gated on `mtp` was counted
+        mtp_counted = any(r is not None and t.when is not None and _MTP.search(t.when.text)
+                          for t, r in every)
     except _Unavailable as exc:
         return None, str(exc)
     except ExprError as exc:
@@ -254,5 +259,5 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
     detail = (f"estimate from config shapes (spec '{res.arch.id}' parameters, "
               f"{sum(r.instances for r in rows):,} tensors; quantized storage: {stored}"
               f"{' per ' + source() if est.used else ''}; everything else at "
-              f"{model_bytes} B per element{'; MTP layers included' if mtp else ''})")
+              f"{model_bytes} B per element{'; MTP layers included' if mtp_counted else ''})")
     return WeightEstimate(rows, detail), detail

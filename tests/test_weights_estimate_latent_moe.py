@@ -127,3 +127,30 @@ def test_qwen2_moe_needs_its_sizes_declared():
     assert param_count(est) == 14_315_784_192
     refused, why = estimate_of(sized | {"mlp_only_layers": [0]})
     assert refused is None and "mlp_only_layers" in why
+
+
+def test_mimo_v2_flash_fp8_matches_309b():
+    # Pinned XiaomiMiMo/MiMo-V2-Flash: hidden 4,096, 48 layers (hybrid_layer_pattern: 9 full,
+    # 39 sliding; moe_layer_freq: layer 0 dense, 47 MoE), full 64 q / 4 KV heads, sliding 64 q
+    # / 8 KV heads, K head_dim 192, V 128, SWA attention sinks, 256 experts of 2,048, dense
+    # MLP 16,384, vocab 152,576, untied; fp8 [128, 128] blocks (float32 scales).
+    # fp8(r, c) = r x c + ceil(r/128) x ceil(c/128) x 4.
+    #   embed + lm_head + norm (2 x 152,576 x 4,096 + 4,096) x 2 B   =    2,499,813,376
+    #   layer norms 48 x 2 x 4,096 x 2 B                             =          786,432
+    #   full layer: q fp8(12,288, 4,096) 50,343,936 + k fp8(768, 4,096) 3,146,496 + v
+    #     fp8(512, 4,096) 2,097,664 + o fp8(4,096, 8,192) 33,562,624 = 89,150,720; x 9
+    #                                                                =      802,356,480
+    #   sliding layer: q 50,343,936 + k fp8(1,536, 4,096) 6,292,992 + v fp8(1,024, 4,096)
+    #     4,195,328 + o 33,562,624 + sinks 64 x 2 = 94,395,008; x 39 =    3,681,405,312
+    #   dense MLP 3 x fp8(16,384, 4,096) = 3 x 67,125,248             =      201,375,744
+    #   MoE layer: float32 router 256 x 4,096 x 4 + bias 256 x 4 = 4,195,328; experts 256 x 3
+    #     x fp8(2,048, 4,096) = 256 x 3 x 8,390,656 = 6,444,023,808 -> 6,448,219,136; x 47
+    #                                                                =  303,066,299,392
+    #   total                                                        =  310,252,036,736 B
+    # (308,778,780,864 parameters: Xiaomi's "309B total"; the MTP modules are left out).
+    est, why = estimate_of(*_load("mimo_v2_flash", "XiaomiMiMo--MiMo-V2-Flash"))
+    assert est is not None, why
+    assert param_count(est) == 308_778_780_864
+    assert est.total_bytes == 310_252_036_736
+    assert row_of(est, "attention_sink_bias").instances == 39
+    assert row_of(est, "mlp.gate").stored_as == "4 B"
