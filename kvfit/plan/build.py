@@ -161,7 +161,7 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     weights, why_not = count_weights(meta, req.weight_gib, *floor), None
     if weights.source == "unknown" and req.parallelism == "tp" and arch.parameters is not None:
         from ..weights import config_estimate
-        estimate, why_not = config_estimate(meta, res, model_bytes)
+        estimate, why_not = config_estimate(meta, res, model_bytes, req.mtp)
         weights = count_weights(meta, req.weight_gib, *floor, estimate)
     if weights.source == "config estimate":
         warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "

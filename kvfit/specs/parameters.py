@@ -29,6 +29,8 @@ class Tensor:
     heads: Expr | None
     element_bytes: Expr | None
     repeat: Expr | None = None
+    # declared format -> the format this checkpoint family really stores it in
+    formats: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
                                         "`extra_layers`; use one"))
     return Tensor(raw["module"], shape, opt["count"], layers, opt["extra_layers"],
                   opt["experts"], opt["when"], split, heads, opt["element_bytes"],
-                  opt["repeat"])
+                  opt["repeat"], tuple(sorted(raw.get("formats", {}).items())))
 
 
 def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None:
