@@ -180,22 +180,28 @@ def warn(topo, acc, out: dict, warnings: list[str]) -> None:
 
 
 def copy_notes(layouts: list[dict], rec: dict | None, comps) -> list[str]:
-    """Why the winner beats the widest plain TP layout when TP copies per-sequence state."""
+    """Why the winner beats the widest plain TP layout when TP copies per-sequence state, and
+    (with attention-DP) how TP+EP and DP+EP of one expert group differ."""
+    from .dpa_notes import attention_group_note, split_note
+
     plain = [x for x in layouts if x["parallelism"] == "tp" and x["valid"]
              and x["max_sequences"] is not None]
+    split = [n for n in (split_note(layouts, comps),) if n]
     if rec is None or not plain:
-        return []
+        return split
     big = max(plain, key=lambda x: x["tp"])
     copies = big.get("copies") or []
     if not copies or rec["id"] == big["id"] or rec["max_sequences"] <= big["max_sequences"]:
-        return []
-    who = ("attention-DP gives each attention group" if rec["parallelism"] != "tp"
-           else "DP gives each replica")
+        return split
+    if rec["parallelism"] != "tp":
+        note = attention_group_note(rec, big, comps)
+        if note:
+            return [note] + split
     held = "; ".join(f"{', '.join(c['components'])}: {c['copies']} copies" for c in copies)
     return [f"{rec['label']} holds {rec['max_sequences']} resident sequences where "
             f"{big['label']} holds {big['max_sequences']}: under TP={big['tp']} the ranks of a "
             f"group keep copies of each sequence's state instead of splitting it ({held}); "
-            f"{who} different sequences instead."]
+            "DP gives each replica different sequences instead."] + split
 
 
 def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -> dict:

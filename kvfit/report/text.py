@@ -13,7 +13,8 @@ ASSUMPTIONS = (
     "TP layouts assume ideal weight sharding inside each TP group; DP replicas hold full copies.",
 )
 EP_ASSUMPTION = ("Attention-DP + EP layouts distribute routed experts across each model group "
-                 "and count every other tensor replicated on every GPU; prefix sharing, HiCache, "
+                 "and split every other tensor over the attention-TP ranks of each attention "
+                 "group (replicated across groups); prefix sharing, HiCache, "
                  "context/pipeline parallelism and cross-node expert groups are not searched.")
 
 
@@ -219,7 +220,8 @@ def _recommendation(r: dict) -> list[str]:
         p = lay["per_rank"]
         out.append(f"Per GPU ({lay['label']}): {gib(p['weights_bytes'])} of checkpoint tensors "
                    f"({gib(p['routed_expert_bytes'])} routed experts + "
-                   f"{gib(p['non_expert_bytes'])} other tensors, counted replicated), "
+                   f"{gib(p['non_expert_bytes'])} other tensors over attention TP"
+                   f"{lay['attention_tp']}), "
                    f"{lay['sequences_per_group']} x {gib(p['state_bytes_per_sequence'])} of "
                    f"sequence state, {gib(p['reserve_bytes'])} reserve and "
                    f"{gib(p['padding_bytes'])} pool padding ({p['padding_bytes']:,} B: one "
