@@ -63,6 +63,7 @@ class Rules:
     commands: dict = field(default_factory=dict)
     evidence: tuple = ()
     layouts: tuple = ()
+    constraints: tuple = ()
 
     def __getitem__(self, name: str):
         """The value of rule `name`."""
@@ -134,6 +135,10 @@ def rules_for(engine: str, version: str | None) -> Rules:
         commands = b.get("commands", commands)
     layouts = tuple(c for c in spec.get("cache_layouts", ())
                     if "versions" not in c or in_range(vt, c["versions"]))
+    constraints: dict = {}           # by id: a later entry for this version replaces one
+    for c in spec.get("layout_constraints", ()):
+        if "versions" not in c or in_range(vt, c["versions"]):
+            constraints[c["id"]] = c
     return Rules(engine, version, assumed, blocks[-1].get("label", version), values,
                  spec["estimates"], tuple(spec["kv_cache_dtypes"]), metrics, commands,
-                 tuple(b["evidence"] for b in blocks), layouts)
+                 tuple(b["evidence"] for b in blocks), layouts, tuple(constraints.values()))

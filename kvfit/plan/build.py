@@ -47,6 +47,7 @@ class Model:
     declared: int | None = None
     rope: object = None
     memo: dict = field(default_factory=dict, repr=False)
+    judge: object = None            # kvfit.plan.constraints.Judge: the engines' layout rules
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""
@@ -176,6 +177,25 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     return weights, own
 
 
+def _judge(cap, quant, res, own, meta, model_bytes):
+    """The layout constraints of the engines (kvfit.plan.constraints) for this checkpoint; the
+    routed-expert bytes a padded shard is charged on come from the ownership, else the
+    config-shape estimate's routed rows."""
+    from .constraints import judge_for
+
+    def routed():
+        if own is not None:
+            return own.routed_bytes
+        from ..weights import config_estimate
+        from .expert_split import split_of
+
+        est, _ = config_estimate(meta, res, model_bytes) if res.arch.parameters else (None, "")
+        split = split_of(est) if est is not None else None
+        return split.routed_bytes if split else None
+
+    return judge_for(cap, quant, res.root, routed)
+
+
 def _headers(req, meta, n_layers, warnings):
     """--verify-headers section (or, without it, an index-coverage warning)."""
     from .headers import index_coverage_warning, verify
@@ -247,6 +267,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
                       kv_bytes=float(kv.bytes))
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
+    m.judge = _judge(cap, quant, res, own, meta, model.bytes)
     headers = _headers(req, meta, n_layers, warnings)
     head = {
         "report_version": REPORT_VERSION, "model": model_section(meta),

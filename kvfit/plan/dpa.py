@@ -88,13 +88,16 @@ def group_sizes(topo: Topology, requested: int | None, experts: int) -> list[int
 
 
 def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership, comps,
-               budget: Budget, required: int, divides) -> dict:
-    """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G."""
+               budget: Budget, required: int, divides, judge=None) -> dict:
+    """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G (the
+    experts stay whole: their TP is 1 for the engines' layout constraints)."""
     t, groups = g // a, topo.gpus // g
-    invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p]
+    verdict = judge.check(t, 1) if judge is not None else None
+    invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p] + \
+        list(verdict.problems if verdict else ())
     expert_rank = own.rank_bytes(g)
     other = -(-own.non_expert_bytes // t)
-    w = other + expert_rank
+    w = other + expert_rank + (verdict.extra_bytes if verdict else 0)
     state = sum(c.per_rank(t) for c in comps)
     page = page_tokens(profile, comps)
     pad = padding_bytes(comps, t, page)
@@ -121,13 +124,14 @@ def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership,
 
 
 def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget: Budget,
-                required: int, divides, requested: int | None) -> list[dict]:
+                required: int, divides, requested: int | None, judge=None) -> list[dict]:
     """Every attention-DP split of every model-group size."""
     profile = PROFILES[profile_name]
     out = []
     for g in group_sizes(topo, requested, own.experts):
         for a in (x for x in range(g, 0, -1) if g % x == 0):
-            out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides))
+            out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides,
+                                  judge))
     return out
 
 

@@ -89,24 +89,38 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
         where = (f"--gpus {topo.gpus}" if topo.system is None
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
         raise UsageError(f"--tp {req.tp} must divide {where}.")
-    out = [layout(t, topo, m.weights.bytes, comps, b, required, tp_problems(t, comps, m.divides))
+    judge = m.judge
+    out = [layout(t, topo, m.weights.bytes, comps, b, required,
+                  tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems),
+                  _verdict(judge, t, t).extra_bytes)
            for t in tp_candidates(topo.gpus, req.tp)
            if req.dp is None or req.parallelism != "tp" or topo.gpus // t == req.dp]
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
         out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
-                                       m.divides, req.tp)
+                                       m.divides, req.tp, judge)
                 if (req.attention_dp is None or x["attention_dp"] == req.attention_dp)
                 and (req.attention_tp is None or x["attention_tp"] == req.attention_tp)
                 and (req.dp is None or x["dp"] == req.dp)]
     if not out:
         raise UsageError(_no_layout(req, topo))
     for lay in out:
+        moe_tp = lay["tp"] // lay.get("ep", 1)
+        checks = _verdict(judge, lay.get("attention_tp", lay["tp"]), moe_tp).checks
+        if checks:
+            lay["engine_constraints"] = [dict(c) for c in checks]
         copies = replication(lay.get("attention_tp", lay["tp"]), comps)
         lay["copies"] = copies
         lay["replication"] = [c["note"] for c in copies]
         m.capacity.apply(lay, comps, ctx, topo.accelerator, b.memory_bytes, m.weights, required)
     return out
+
+
+def _verdict(judge, dense_tp: int, moe_tp: int):
+    """The engines' layout-constraint verdict (an empty one without a judge)."""
+    from .constraints import Verdict
+
+    return judge.check(dense_tp, moe_tp) if judge is not None else Verdict()
 
 
 def _no_layout(req, topo) -> str:

@@ -202,6 +202,10 @@ def _layouts(r: dict) -> list[str]:
             out.append(f"  {name}: {x['placement_note']}")
         if x["parallelism"] == "tp":
             out += [f"  {name}: {note}" for note in x.get("replication", ())]
+        out += [f"  {name}: {c['engine']} starts it only because it "
+                f"{'refines' if c['action'] == 'refine' else 'pads'}: {c['text']} "
+                f"({c['source']})" for c in x.get("engine_constraints", ())
+                if c["action"] != "refuse"]
     return out + _recommendation(r)
 
 
