@@ -46,18 +46,28 @@ class Ownership:
     def total_bytes(self) -> int:
         return self.routed_bytes + self.non_expert_bytes
 
-    def problem(self, ep: int) -> str | None:
-        """Why EP=`ep` cannot split the experts evenly, or None."""
-        if self.experts % ep:
+    def problem(self, ep: int, even: bool = True) -> str | None:
+        """Why EP=`ep` cannot split the experts (evenly, when the engine requires it), or None."""
+        if ep > self.experts or (even and self.experts % ep):
             return f"EP={ep} does not divide the {self.experts} routed experts"
         return None
+
+    def blocks(self, ep: int) -> list[tuple[int, int]]:
+        """[start, end) expert ranges of the EP ranks: contiguous, the first E mod ep ranks
+        one expert more (vLLM's expert map; equal blocks when ep divides E)."""
+        base, rem = divmod(self.experts, ep)
+        out, start = [], 0
+        for r in range(ep):
+            n = base + (1 if r < rem else 0)
+            out.append((start, start + n))
+            start += n
+        return out
 
     def rank_bytes(self, ep: int) -> int:
         """Routed-expert bytes on the fullest EP rank (contiguous blocks of experts)."""
         if self.expert_bytes is None:
-            return -(-self.routed_bytes // ep)
-        per = self.experts // ep
-        return max(sum(self.expert_bytes[r * per:(r + 1) * per]) for r in range(ep))
+            return -(-self.routed_bytes * -(-self.experts // ep) // self.experts)
+        return max(sum(self.expert_bytes[a:b]) for a, b in self.blocks(ep))
 
     def section(self) -> dict:
         return {"source": self.source, "detail": self.detail, "routed_experts": self.experts,
