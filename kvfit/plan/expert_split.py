@@ -44,9 +44,13 @@ def split_of(estimate) -> Split | None:
 
 
 def _template(module: str) -> re.Pattern:
+    """A header-name pattern for a module template. A per-expert module ends at a `.`
+    (`.weight`, `.weight_scale_inv`); a stacked one also takes a `_` suffix, as checkpoints
+    store MXFP4 stacks as `<name>_blocks` / `<name>_scales`."""
     text = re.escape(module).replace(r"\{i\}", r"\d+").replace(r"\{r\}", r"\d+")
+    end = r"(?:\.|$)" if r"\{e\}" in text else r"(?:[._]|$)"
     text = text.replace(r"\{e\}", r"(?P<expert>\d+)", 1).replace(r"\{e\}", r"\d+")
-    return re.compile(rf"^{text}(?:\.|$)")
+    return re.compile(rf"^{text}{end}")
 
 
 def header_patterns(arch) -> list[re.Pattern]:
