@@ -128,6 +128,10 @@ def _why(best: dict, nxt: dict | None) -> str:
     if best["domains"] != nxt["domains"]:
         return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab} spans fewer "
                 f"scale-up domains ({best['domains']} vs {nxt['domains']})")
+    if best["group_gpus"] == nxt["group_gpus"]:
+        return (f"{lab} and {nxt['label']} both hold {n} sequences in {best['domains']} "
+                f"scale-up domain(s) with groups of {best['group_gpus']} GPUs; {lab} is listed "
+                "first")
     return (f"{lab} and {nxt['label']} both hold {n} sequences in {best['domains']} scale-up "
             f"domain(s); {lab} uses the smaller group ({best['group_gpus']} vs "
             f"{nxt['group_gpus']} GPUs)")
