@@ -146,3 +146,19 @@ def test_unquantized_checkpoint_has_no_block_constraint():
     bf16 = ROOT / "tests" / "architectures" / "qwen3_moe" / "configs" / "Qwen--Qwen3-235B-A22B"
     code, r = run_json(bf16, *H100X8, "--weight-gib", "400")
     assert code in (0, 1) and _lay(r, "tp8")["valid"] and "engine_constraints" not in _lay(r, "tp8")
+
+
+def test_sglang_attention_dp_still_splits_dense_layers_over_the_whole_group():
+    # SGLang builds DeepSeek's dense MLP over the whole --tp group unless
+    # --moe-dense-tp-size 1 (models/deepseek_v2.py:2665-2675): DPA32 / attention TP1 still
+    # shards intermediate_size 18432 / 32 = 576 = 4.5 blocks -> refused. vLLM's DP32 x
+    # attention TP1 splits it over the attention TP (1): whole.
+    args = (DSV3, "--system", "dgx-h200", "--nodes", "4", "--tp", "32", "--context", "8k")
+    _, r = run_json(*args, "--parallelism", "sglang-dpa", "--engine", "sglang")
+    lay = _lay(r, "sglang-dpa-g32-a32")
+    assert lay["valid"] is False
+    assert [(c["constraint"], c["tp"], c["shard"]) for c in lay["engine_constraints"]] == [
+        ("fp8-block-dense", 32, 576)]
+    _, r = run_json(*args, "--parallelism", "vllm-dp-ep", "--engine", "vllm")
+    lay = _lay(r, "vllm-dp-ep-g32-a32")
+    assert lay["valid"] is True and "engine_constraints" not in lay

@@ -58,19 +58,21 @@ class Judge:
     routed_bytes: object          # callable -> total routed-expert bytes, or None
     memo: dict = field(default_factory=dict)
 
-    def check(self, dense_tp: int, moe_tp: int) -> Verdict:
-        key = (dense_tp, moe_tp)
+    def check(self, dense_tp: int, moe_tp: int, group: int | None = None) -> Verdict:
+        """The verdict for a layout whose dense layers split over `dense_tp` ranks (the
+        attention TP) and experts over `moe_tp`; `group`: the attention-DP model group."""
+        key = (dense_tp, moe_tp, group)
         if key not in self.memo:
-            self.memo[key] = self._check(dense_tp, moe_tp)
+            self.memo[key] = self._check(dense_tp, moe_tp, group)
         return self.memo[key]
 
-    def _check(self, dense_tp: int, moe_tp: int) -> Verdict:
+    def _check(self, dense_tp: int, moe_tp: int, group: int | None) -> Verdict:
         if self.block is None or self.algorithm is None:
             return Verdict()
         checks = []
         for rules, flags in self.engines:
             for c in rules.constraints:
-                got = self._one(c, rules, flags, dense_tp, moe_tp)
+                got = self._one(c, rules, flags, dense_tp, moe_tp, group)
                 if got is not None:
                     checks.append(got)
         refused = [c for c in checks if c["action"] == "refuse"]
@@ -84,13 +86,16 @@ class Judge:
         extra = max((c["extra_bytes"] for c in checks), default=0)
         return Verdict(problems, 0 if problems else extra, tuple(checks))
 
-    def _one(self, c: dict, rules, flags: dict, dense_tp: int, moe_tp: int) -> dict | None:
+    def _one(self, c: dict, rules, flags: dict, dense_tp: int, moe_tp: int, group: int | None
+             ) -> dict | None:
         if self.algorithm not in c["weights"]:
             return None
         dim = self.root.get(c["dimension"])
         if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
             return None
         tp = moe_tp if c["shard"] == "moe" else dense_tp
+        if c["shard"] == "dense" and group and c.get("attention_dp_shard") == "group":
+            tp = group                  # the engine splits dense layers over the whole group
         if c["shard"] == "dense" and not _dense_layers(self.root):
             return None
         bn, bk = self.block
@@ -125,10 +130,6 @@ class Judge:
                                        f"({charged})"}
         return base | {"action": "refuse", "source": c["source"], "text": what}
 
-    def notes(self, dense_tp: int, moe_tp: int) -> list[str]:
-        """One line per engine that starts the layout only by refining or padding."""
-        return [f"{c['engine']}: {c['text']} ({c['source']})"
-                for c in self.check(dense_tp, moe_tp).checks if c["action"] != "refuse"]
 
 
 def judge_for(cap, quant: dict | None, root: dict, routed_bytes) -> Judge:

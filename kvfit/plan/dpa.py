@@ -92,7 +92,7 @@ def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership,
     """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G (the
     experts stay whole: their TP is 1 for the engines' layout constraints)."""
     t, groups = g // a, topo.gpus // g
-    verdict = judge.check(t, 1) if judge is not None else None
+    verdict = judge.check(t, 1, g) if judge is not None else None
     invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p] + \
         list(verdict.problems if verdict else ())
     expert_rank = own.rank_bytes(g)

@@ -106,7 +106,8 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
         raise UsageError(_no_layout(req, topo))
     for lay in out:
         moe_tp = lay["tp"] // lay.get("ep", 1)
-        checks = _verdict(judge, lay.get("attention_tp", lay["tp"]), moe_tp).checks
+        group = lay["tp"] if lay["parallelism"] != "tp" else None
+        checks = _verdict(judge, lay.get("attention_tp", lay["tp"]), moe_tp, group).checks
         if checks:
             lay["engine_constraints"] = [dict(c) for c in checks]
         copies = replication(lay.get("attention_tp", lay["tp"]), comps)
@@ -116,11 +117,11 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
     return out
 
 
-def _verdict(judge, dense_tp: int, moe_tp: int):
+def _verdict(judge, dense_tp: int, moe_tp: int, group: int | None = None):
     """The engines' layout-constraint verdict (an empty one without a judge)."""
     from .constraints import Verdict
 
-    return judge.check(dense_tp, moe_tp) if judge is not None else Verdict()
+    return judge.check(dense_tp, moe_tp, group) if judge is not None else Verdict()
 
 
 def _no_layout(req, topo) -> str:
