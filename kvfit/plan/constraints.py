@@ -134,14 +134,16 @@ class Judge:
 
 def judge_for(cap, quant: dict | None, root: dict, routed_bytes) -> Judge:
     """The plan's judge: the chosen engine version, else every engine's default version."""
-    from ..engines.spec import ENGINES, rules_for
-
-    if cap.engine:
-        engines, selected = [(cap.rules, dict(cap.flags))], True
-    else:
-        engines, selected = [(rules_for(e, None), {}) for e in ENGINES], False
     q = quant or {}
     block = q.get("block_size")
     block = (int(block[0]), int(block[-1])) if isinstance(block, list | tuple) and block \
         and all(isinstance(b, int) and b > 0 for b in block) else None
+    if block is None:               # nothing to check: a plain plan loads no engine spec
+        return Judge([], cap.engine, q.get("weight_algorithm"), None, root, routed_bytes)
+    if cap.engine:
+        engines, selected = [(cap.rules, dict(cap.flags))], True
+    else:
+        from ..engines.spec import ENGINES, rules_for
+
+        engines, selected = [(rules_for(e, None), {}) for e in ENGINES], False
     return Judge(engines, selected, q.get("weight_algorithm"), block, root, routed_bytes)
