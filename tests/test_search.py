@@ -150,3 +150,12 @@ def test_search_preset_keys(tmp_path):
     search = json.loads(out)["search"]
     assert [c["nodes"] for c in search["candidates"]] == [2, 1]
     assert search["chosen"] == "dgx-h200"
+
+
+def test_tp_candidates_are_every_divisor_in_order():
+    from kvfit.plan.layouts import tp_candidates
+    assert tp_candidates(12, None) == [1, 2, 3, 4, 6, 12]
+    assert tp_candidates(1024, None) == [2**k for k in range(11)]
+    assert tp_candidates(36, None) == [1, 2, 3, 4, 6, 9, 12, 18, 36]   # a square: 6 once
+    assert tp_candidates(7, None) == [1, 7] and tp_candidates(1, None) == [1]
+    assert tp_candidates(8, 4) == [4]

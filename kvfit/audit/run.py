@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from ..errors import KvfitError
@@ -18,14 +19,30 @@ def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> di
     if engine:
         from ..engines.spec import parse_engine
         name, version = parse_engine(engine)
-    req = PlanRequest(model=m["model"], context=ctx, kv_dtype=m.get("kv_dtype", "auto"),
+    req = PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
+                      kv_dtype=m.get("kv_dtype", "auto"),
                       weight_gib=m.get("weight_gib"), offline=offline, engine=name,
                       engine_version=version, suggest=False, **extra)
     return plan(req)
 
 
+def _pinned(m: dict, offline: bool) -> dict:
+    """The model entry pinned to the Hub commit it resolves to now, so every plan of the audit
+    (each context, fleet, oracle and dtype check) reads that cached snapshot instead of
+    resolving the branch again. A model that cannot be read is left as given: its plans
+    report the refusal."""
+    try:
+        meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
+    except KvfitError:
+        return m
+    if meta.origin == "hub" and meta.revision and re.fullmatch(r"[0-9a-f]{40}", meta.revision):
+        return m | {"revision": meta.revision}
+    return m
+
+
 def _oracle(m: dict, ctx_tokens: int, report: dict, offline: bool) -> dict:
-    meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
+    meta = load_metadata(PlanRequest(model=m["model"], revision=m.get("revision"),
+                                     offline=offline))
     width = Fraction(report["dtypes"]["kv"]["bytes_per_value"])
     expected, how = state_bytes(meta.config, ctx_tokens, width)
     got = report["state"]["bytes_per_sequence"]
@@ -77,8 +94,9 @@ def run(f: Frontier) -> dict:
     """The audit report (JSON-ready)."""
     from .checks import coverage, monotonicity
 
-    cells = [_cell(f, m, ctx) for m in f.models for ctx in m["contexts"]]
-    dtype = [_dtype_check(f, m) for m in f.models]
+    models = [_pinned(m, f.offline) for m in f.models]
+    cells = [_cell(f, m, ctx) for m in models for ctx in m["contexts"]]
+    dtype = [_dtype_check(f, m) for m in models]
     problems = monotonicity(cells) + [p for p in dtype if p]
     cov = coverage(cells)
     oracle_fail = [c for c in cells if c.get("oracle", {}).get("agrees") is False]
@@ -98,7 +116,8 @@ def _dtype_check(f: Frontier, m: dict) -> str | None:
     ctx = m["contexts"][0]
     try:
         wide = _plan(m, ctx, f.offline)
-        narrow = plan(PlanRequest(model=m["model"], context=ctx, kv_dtype="fp8",
+        narrow = plan(PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
+                                  kv_dtype="fp8",
                                   weight_gib=m.get("weight_gib"), offline=f.offline))
     except KvfitError:
         return None

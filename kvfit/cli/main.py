@@ -45,7 +45,6 @@ def _request(ns: dict):
     """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset."""
     from ..plan.request import PlanRequest, normalize_tp
     from ..plan.spellings import resolve
-    from .preset import load_preset
 
     knobs = resolve(ns)
     values: dict = {}
@@ -54,6 +53,7 @@ def _request(ns: dict):
     if preset is None and model and model.endswith(".toml"):
         preset = ns.pop("model")
     if preset:
+        from .preset import load_preset
         values |= load_preset(Path(preset))
         values["input_config"] = preset
     values |= ns

@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "is passed on in --print-command")
     g.add_argument("--kv-dtype", help="cache dtype: auto (checkpoint declaration, else model "
                    "dtype), bf16, fp16, fp32, fp8, fp8_e4m3, fp8_e5m2, int8, mxfp4, nvfp4")
-    g.add_argument("--index-dtype", help="sparse-indexer key dtype (default: same as KV)")
+    g.add_argument("--index-dtype", help="sparse-indexer key dtype (default: same as KV); fp4 where the "
+                   "architecture's indexer takes one 4-bit format (DeepSeek-V4: mxfp4)")
     g.add_argument("--weight-gib", type=float, help="override checkpoint weight size (GiB)")
     g.add_argument("--cache-layout", help="engine storage layout of the state (see the spec)")
     g.add_argument("--mtp", action="store_true", help="count declared MTP (draft) layers")

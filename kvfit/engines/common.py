@@ -41,7 +41,8 @@ class Inputs:
     utilization: the plan's stated --utilization (fraction of total GPU memory); SGLang
       converts it to its --mem-fraction-static (None: the engine's own default);
     capability: the GPU's CUDA compute capability ("9.0"; None: unknown); kv_bytes: bytes per
-      KV value of the cache (the MLA backend, hence the block size, depends on both).
+      KV value of the cache (the MLA backend, hence the block size, depends on both);
+    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default).
     """
 
     components: list
@@ -62,6 +63,7 @@ class Inputs:
     device: str | None = None
     utilization: float | None = None
     capability: str | None = None
+    index_dtype: str | None = None
     kv_bytes: float | None = None
 
     @property

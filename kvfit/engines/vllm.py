@@ -241,10 +241,23 @@ def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) 
             "log_lines": lines}
 
 
+def _indexer_refusal(rules, inp) -> dict | None:
+    """An MXFP4 sparse-indexer cache on a GPU family the engine does not run it on."""
+    majors = rules.values.get("indexer_mxfp4_capability")
+    if inp.index_dtype != "mxfp4" or not majors or not inp.capability:
+        return None
+    if int(str(inp.capability).split(".")[0]) in majors["value"]:
+        return None
+    return {"reason": f"indexer_kv_dtype='mxfp4' is not supported on compute capability "
+                      f"{inp.capability}: vLLM runs the MXFP4 indexer cache only on capability "
+                      f"{' / '.join(f'{m}.x' for m in majors['value'])} (Blackwell datacenter GPUs).",
+            "rule": rules.basis("indexer_mxfp4_capability")}
+
+
 def refusal(rules, mem, grouping, blocks: int, L: int, knobs) -> dict | None:
     """The engine's start-up refusal (reason and rule), or None when it starts."""
     free, req = mem["free_at_start_bytes"]["value"], mem["requested_bytes"]["value"]
-    long = too_long("vllm", L, knobs[-1])
+    long = too_long("vllm", L, knobs[-1]) or _indexer_refusal(rules, knobs[-1])
     if long:
         return long
     if req is not None and req > free:

@@ -82,7 +82,27 @@ def load_metadata(req: PlanRequest) -> Metadata:
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
 
 
-def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
+def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
+    """The sparse-indexer key dtype: the KV dtype under auto; `fp4` only where the architecture
+    spec names the one 4-bit format its indexer takes (`index_fp4`), else ambiguous."""
+    if req.index_dtype == "auto":
+        return dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
+    if str(req.index_dtype).strip().lower() == "fp4" and arch.index_fp4:
+        name, source = arch.index_fp4
+        return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"user: --index-dtype fp4, resolved to "
+                                 f"{name}, the one 4-bit format {arch.id}'s indexer takes ({source})")
+    return dtypes.explicit(req.index_dtype, "--index-dtype")
+
+
+def _uses_index(arch, comps) -> bool:
+    """True when a counted component is priced at the indexer dtype (`index_bytes`): DSA
+    index keys, and DeepSeek-V4's compressed indexer keys (kind `compressed`)."""
+    priced = {c.name for c in arch.components
+              if "index_bytes" in c.bytes.names or any("index_bytes" in e.names for *_, e in c.layouts)}
+    return any(c.name in priced for c in comps)
+
+
+def _dtypes(req, meta, arch, root, root_name, quant, warnings, engine=None):
     """(KV, index, model) dtypes, and the engine's storage layout (None without an engine).
 
     engine: (rules, res, quant summary, kv spelling, --dtype) when an engine answers: the KV
@@ -93,16 +113,12 @@ def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
         rules, res, summary, spelling, dtype_flag = engine
         kv, model, layout = engine_dtypes(meta, res, rules, spelling, summary, dtype_flag,
                                           warnings)
-        index = (dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
-                 if req.index_dtype == "auto" else dtypes.explicit(req.index_dtype,
-                                                                   "--index-dtype"))
-        return kv, index, model, layout
+        return kv, _index_dtype(req, kv, arch), model, layout
     declared = quant.get("kv_cache") if quant else None
     source = quant.get("kv_cache_source") if quant else None
     kv = (dtypes.auto(meta.config, root, root_name, declared, source, warnings)
           if req.kv_dtype == "auto" else dtypes.explicit(req.kv_dtype))
-    index = (dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
-             if req.index_dtype == "auto" else dtypes.explicit(req.index_dtype, "--index-dtype"))
+    index = _index_dtype(req, kv, arch)
     model = dtypes.model_dtype(meta.config, root, root_name) or dtypes.CacheDtype(
         "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
     return kv, index, model, layout
@@ -219,7 +235,12 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     from ..quant import summarize
 
     version, how = resolve_version(req.engine, req.engine_version)
-    rules = rules_for(req.engine, version)
+    rules = rules_for(req.engine, version, strict=req.engine_strict)
+    if rules.extrapolated_from:
+        how += f"; extrapolated: newer than every range kvfit knows, the {rules.extrapolated_from} rules"
+        warnings.append(f"{req.engine} {rules.version} is newer than every version kvfit has rules "
+                        f"for: the {rules.extrapolated_from} rules answer, extrapolated (an engine "
+                        "change since then is not modelled). --engine-strict refuses instead.")
     flags = dict(req.engine_flags)
     if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
         flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)
@@ -250,7 +271,7 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
     quant = quant_section(meta, warnings)
     cap, engine = engine_setup(req, meta, res, warnings)
-    kv, index, model, layout = _dtypes(req, meta, root, root_name, quant, warnings, engine)
+    kv, index, model, layout = _dtypes(req, meta, arch, root, root_name, quant, warnings, engine)
     layout = req.cache_layout or layout
     ctx, declared, ctx_source, rope = _context(req, fields, warnings, root)
     rope_warning(root, prefix, warnings)
@@ -259,12 +280,12 @@ def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
     comps = evaluate_components(arch, fields, sets, ctx, names, layout)
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = [(e.text, e.evaluate(values)) for e in arch.tp_divides]
-    caches = (("KV", kv.name),) + ((("index", index.name),)
-                                   if any(c.kind == "index" for c in comps) else ())
+    caches = (("KV", kv.name),) + ((("index", index.name),) if _uses_index(arch, comps) else ())
     if cap.engine:
         from ..engines.state import vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
-                      kv_bytes=float(kv.bytes))
+                      kv_bytes=float(kv.bytes), index_dtype=dict(caches).get("index")
+                      if req.index_dtype != "auto" else None)
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)
@@ -303,7 +324,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
     command of the recommended layout. With --check-engine the report gains `engine_check`.
     """
-    from ..preflight import engine_check, run_check
+    from ..preflight.options import engine_check
     from . import inverse, placements, search
 
     if engine:
@@ -322,7 +343,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     m, report = prepare(req, warnings)
     if detected is not None:
         report["detected_hardware"] = detected
-    req = replace(req, utilization=m.capacity.budget_utilization)   # resolved once
+    asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
         report |= search.run(req, m, warnings)
@@ -347,8 +368,9 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     report["suggestions"] = []
     if report["fits"] is False and req.suggest and report.get("hardware"):
         from .suggest import suggestions
-        report["suggestions"] = suggestions(req, m, report)
+        report["suggestions"] = suggestions(req, m, report, asked)
     if check is not None:
+        from ..preflight import run_check
         report["engine_check"] = run_check(check, req, m.meta, report)
     report["warnings"] = warnings
     return report

@@ -52,6 +52,7 @@ class Capacity:
     vocab: int | None = None
     max_context: int | None = None
     kv_bytes: float | None = None
+    index_dtype: str | None = None
     budget_utilization: float = DEFAULT_UTILIZATION
     utilization_basis: str = "kvfit default"
 
@@ -63,7 +64,9 @@ class Capacity:
     def label(self) -> str:
         if not self.engine:
             return "static bound"
-        return f"{NAMES[self.name]} {self.version} prediction"
+        extra = (f" (extrapolated from the {self.rules.extrapolated_from} rules)"
+                 if getattr(self.rules, "extrapolated_from", None) else "")
+        return f"{NAMES[self.name]} {self.version} prediction{extra}"
 
     def section(self) -> dict:
         """The report's `capacity_model`."""
@@ -95,7 +98,7 @@ class Capacity:
                      if total else None, quant=self.quant, vocab=self.vocab,
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
                      utilization=self.utilization, capability=acc.compute_capability,
-                     kv_bytes=self.kv_bytes)
+                     kv_bytes=self.kv_bytes, index_dtype=self.index_dtype)
         e = predict_inputs(self.name, self.version, flags, inp)
         per, why = per_instance(self.name, e, ctx)
         instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]

@@ -30,11 +30,9 @@ INDEXER_DTYPES = ("bf16", "fp8", "mxfp4", "nvfp4")   # vllm/config/attention.py:
 
 def _index_dtype(req, m) -> str | None:
     """vLLM's indexer_kv_dtype when the user chose --index-dtype for a sparse-indexer model."""
-    if req.print_command != "vllm" or req.index_dtype == "auto" or not any(
-            c.kind == "index" for c in m.comps):
+    name = dict(m.cache_dtypes).get("index")      # as the plan resolved it (fp4 included)
+    if req.print_command != "vllm" or req.index_dtype == "auto" or name is None:
         return None
-    from ..dtypes import normalize
-    name = normalize(req.index_dtype)
     name = "fp8" if name in ("fp8", "fp8_e4m3") else name
     return name if name in INDEXER_DTYPES else None
 
@@ -71,7 +69,9 @@ def launch_command(req, m, report: dict) -> dict | None:
             mfs = (e.get("mem_fraction_static") or {}).get("value")
     if flags.get("dtype") in (None, "auto"):
         flags.pop("dtype", None)
-    spec = Launch(model=report["model"]["source"], context=report["context_tokens"],
+    # a local checkpoint is served from the path the user gave, not its folder name
+    model = req.model if report["model"]["origin"] == "local" and req.model else report["model"]["source"]
+    spec = Launch(model=model, context=report["context_tokens"],
                   kv_dtype=kv, revision=report["model"].get("revision") or req.revision,
                   parallelism=lay["parallelism"], tp=lay["tp"], dp=lay["dp"],
                   attention_dp=lay.get("attention_dp"), attention_tp=lay.get("attention_tp"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..state.evaluate import ComponentState
@@ -88,7 +89,8 @@ def tp_candidates(gpus: int, requested: int | None) -> list[int]:
     """TP sizes to evaluate: the requested one, or every divisor of the GPU count."""
     if requested is not None:
         return [requested]
-    return [t for t in range(1, gpus + 1) if gpus % t == 0]
+    small = [t for t in range(1, math.isqrt(gpus) + 1) if gpus % t == 0]   # O(sqrt n)
+    return sorted(set(small) | {gpus // t for t in small})
 
 
 def headroom(x: dict) -> float:

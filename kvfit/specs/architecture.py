@@ -63,6 +63,8 @@ class Component:
     when: Expr | None = None
     layouts: tuple[tuple[str, str, Expr], ...] = ()
     extra_layers: Expr | None = None
+    # layout name -> (kind, shard heads) where that engine storage differs from the logical one
+    layout_shards: tuple[tuple[str, str | None, Expr | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class Architecture:
     sources: tuple[str, ...]
     experts: Experts | None = None
     parameters: Parameters | None = None
+    index_fp4: tuple[str, str] | None = None   # (format, source) that `--index-dtype fp4` means
 
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
@@ -177,12 +180,15 @@ class _Compiler:
             return None
         layouts = tuple((n, v["summary"], self.expr(path + ("layouts", n, key)))
                         for n, v in raw.get("layouts", {}).items() if key in v)
+        shards = tuple((n, v.get("kind"), self.expr(path + ("layouts", n, "shard", "heads"))
+                        if "shard" in v else None)
+                       for n, v in raw.get("layouts", {}).items() if "kind" in v or "shard" in v)
         opt = {k: self.expr(path + (k,)) for k in ("window", "ratio", "when", "extra_layers")
                if k in raw}
         heads = self.expr(path + ("shard", "heads")) if "heads" in raw["shard"] else None
         bytes_ = compile_expr(0, set()) if kind == "none" else self.expr(path + (key,))
         return Component(raw["name"], raw.get("summary", ""), kind, raw.get("layers", ""),
-                         bytes_, heads, layouts=layouts, **opt)
+                         bytes_, heads, layouts=layouts, layout_shards=shards, **opt)
 
 
 def _experts(c: _Compiler, raw: dict | None) -> Experts | None:
@@ -237,4 +243,8 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
         d["id"], doc.file, d["summary"], tuple(m["model_type"]), tuple(m.get("architectures", ())),
         tuple(m.get("text_model_type", ())), m.get("config_root"), fields, requires, count,
         layers, tuple(d["partition"]), tuple(comps), divides, dict(d.get("ignores", {})),
-        tuple(d["sources"]), experts, params), []
+        tuple(d["sources"]), experts, params, _index_fp4(d.get("index_fp4"))), []
+
+
+def _index_fp4(raw: dict | None) -> tuple[str, str] | None:
+    return None if raw is None else (raw["format"], raw["source"])
