@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from functools import lru_cache
 
 from .errors import KvfitError
@@ -77,6 +77,9 @@ class _Matcher:
     def __init__(self, entries: tuple[str, ...]):
         self.plain = {e for e in entries if not e.startswith("re:") and not set(e) & set("*?[")}
         self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
+        # one alternation of the globs (fnmatchcase semantics: translate + match), so a path
+        # is tried once per ancestor, not once per glob (NVFP4 exclusion lists hold hundreds)
+        self.glob_re = re.compile("|".join(map(translate, self.globs))) if self.globs else None
         self.regexes = []
         for e in entries:
             if e.startswith("re:"):
@@ -93,7 +96,7 @@ class _Matcher:
             return True
         if self.plain and not self.plain.isdisjoint(_runs(path)):
             return True
-        if any(fnmatchcase(p, g) for g in self.globs for p in _prefixes(path)):
+        if self.glob_re is not None and any(self.glob_re.match(p) for p in _prefixes(path)):
             return True
         return any(r.match(path) for r in self.regexes)
 
@@ -239,8 +242,10 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
         names = res.values | {k: ([] if r.value is None and kinds[k].type == "list"
                                   else r.value) for k, r in extra.items()
                               if r.value is not None or kinds[k].type == "list"}
+        # layer sets are visible to the checks as index lists (a field of the same name wins)
+        checked = dict(res.sets) | names
         for check, message in params.requires:
-            if not check.evaluate(names):
+            if not check.evaluate(checked):
                 return None, f"{message} (check: {check.text})"
         est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes, "mtp": 0})
         rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)

@@ -85,6 +85,8 @@ def test_must_show_deepseek_v3_dpa_holds_more_128k_sequences_than_tp8():
     assert "because each attention group keeps its own sequences' histories" in note
     code, out, _ = run_cli(DSV3, *H200, "--parallelism", "sglang-dpa")
     assert "each attention group keeps its own sequences' histories" in out
+    assert "Weights ESTIMATED from config shapes" in out
+    code, out, _ = run_cli(DSV3, *H200, "--parallelism", "sglang-dpa", "--verbose")
     assert "Expert ownership (config estimate): ESTIMATE" in out
 
 

@@ -9,8 +9,10 @@ from ..errors import KvfitError
 from ..plan.build import load_metadata, plan
 from ..plan.layouts import recommended_layout
 from ..plan.request import PlanRequest
+from ..report.words import count
 from .config import Frontier
 from .oracle import state_bytes
+from .weights_check import summary, weights_check
 
 
 def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
@@ -78,24 +80,33 @@ def _cell(f: Frontier, m: dict, ctx) -> dict:
              "state_bytes": r["state"]["bytes_per_sequence"],
              "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(m, r["context_tokens"],
                                                                         r, f.offline)}
+    check = weights_check(m, r, f.offline)
+    if check is not None:
+        cell["weights_check"] = check
     fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", f.engine, hardware=h["preset"],
                      gpus=n) for h in f.hardware for n in h["counts"]]
-    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {n} node(s)", f.engine,
+    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {count(n, 'node')}", f.engine,
                       system=s["preset"], nodes=n) for s in f.systems for n in s["node_counts"]]
     unjudged = [x["fleet"] for x in fleets if x["status"] == "answered" and x["fits"] is None]
     if unjudged:      # state without a verdict is not coverage: a gate must not pass on it
         cell |= {"status": "not judged", "reason": f"no fit judged on {len(unjudged)} of "
-                 f"{len(fleets)} fleet(s) (weights unknown: no weight files, index or "
+                 f"{count(len(fleets), 'fleet')} (weights unknown: no weight files, index or "
                  "config estimate)"}
     return cell | {"fleets": fleets}
 
 
-def run(f: Frontier) -> dict:
-    """The audit report (JSON-ready)."""
+def run(f: Frontier, quiet: bool = False, stream=None) -> dict:
+    """The audit report (JSON-ready); progress per cell on a terminal's stderr unless `quiet`."""
+    from ..progress import progress
     from .checks import coverage, monotonicity
 
     models = [_pinned(m, f.offline) for m in f.models]
-    cells = [_cell(f, m, ctx) for m in models for ctx in m["contexts"]]
+    todo = [(m, ctx) for m in models for ctx in m["contexts"]]
+    cells = []
+    with progress("audit", total=len(todo), stream=stream, quiet=quiet) as shown:
+        for m, ctx in todo:
+            shown.step(f"{m['model']} at {ctx}")
+            cells.append(_cell(f, m, ctx))
     dtype = [_dtype_check(f, m) for m in models]
     problems = monotonicity(cells) + [p for p in dtype if p]
     cov = coverage(cells)
@@ -108,7 +119,7 @@ def run(f: Frontier) -> dict:
             "coverage": cov, "cells": cells, "problems": problems,
             "oracle": {"checked": sum(1 for c in cells if c.get("oracle", {}).get("agrees")
                                       is not None), "disagreements": len(oracle_fail)},
-            "passed": ok}
+            "weights_check": summary(cells), "passed": ok}
 
 
 def _dtype_check(f: Frontier, m: dict) -> str | None:

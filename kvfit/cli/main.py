@@ -7,7 +7,26 @@ from pathlib import Path
 
 from ..errors import KvfitError
 
-SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit", "hardware")
+# name -> (module, its entry `run(argv) -> exit code`, its parser builder). main() dispatches
+# through this table and the man page (kvfit/cli/manpage.py) documents every entry from its
+# own parser, so a subcommand added here appears in both.
+SUBCOMMANDS = {
+    "specs": ("kvfit.cli.specs_cmd", "run", "build_parser"),
+    "hardware": ("kvfit.cli.hardware_cmd", "run", "parser"),
+    "explain-log": ("kvfit.cli.explain_log", "run", "build_parser"),
+    "calibrate": ("kvfit.calibrate.cli", "run", "build_parser"),
+    "audit": ("kvfit.audit.cli", "run", "build_parser"),
+    "fit": ("kvfit.cli.fit_cmd", "run", "parser"),
+    "catalog": ("kvfit.cli.catalog_cmd", "run", "parser"),
+}
+
+
+def subcommand(name: str, part: str):
+    """The `run` or `parser` function of subcommand `name` (imported only when needed)."""
+    from importlib import import_module
+
+    module, run, parser = SUBCOMMANDS[name]
+    return getattr(import_module(module), run if part == "run" else parser)
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -79,6 +98,10 @@ def run_plan(argv: list[str]) -> int:
         return _list_hardware(ns.get("json", False))
     if ns.pop("list_systems", False):
         return _list_systems(ns.get("json", False))
+    verbose = ns.pop("verbose", False)
+    if "sweep" in ns or "plot" in ns:
+        from .sweep_cmd import run_sweep
+        return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     req = _request(ns)
     from ..plan.build import plan
     report = plan(req)
@@ -88,7 +111,8 @@ def run_plan(argv: list[str]) -> int:
     else:
         from ..report.text import render_text
         from ..textsafe import escape_controls
-        sys.stdout.write(escape_controls(render_text(report)))   # config text may hold escapes
+        text = render_text(report, verbose=verbose)
+        sys.stdout.write(escape_controls(text))   # config text may hold escapes
     code = verdict_code(report)
     if "engine_check" in report:
         from ..preflight import exit_code
@@ -101,21 +125,8 @@ def run_plan(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv and argv[0] == "specs":
-            from .specs_cmd import run
-            return run(argv[1:])
-        if argv and argv[0] == "explain-log":
-            from .explain_log import run as explain
-            return explain(argv[1:])
-        if argv and argv[0] == "hardware":
-            from .hardware_cmd import run as hardware
-            return hardware(argv[1:])
-        if argv and argv[0] == "audit":
-            from ..audit.cli import run as audit
-            return audit(argv[1:])
-        if argv and argv[0] == "calibrate":
-            from ..calibrate.cli import run as calibrate
-            return calibrate(argv[1:])
+        if argv and argv[0] in SUBCOMMANDS:
+            return subcommand(argv[0], "run")(argv[1:])
         return run_plan(argv)
     except KvfitError as err:
         if "--json" in argv:

@@ -57,8 +57,9 @@ class HubClient:
     """Reads repo info and files from one endpoint; every request (connect, headers and the
     whole body) must finish within `timeout` seconds, and bodies are capped once decoded."""
 
-    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None):
+    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None, progress=None):
         self.timeout = check_timeout(timeout)
+        self.progress = progress          # a kvfit.progress.Progress: one step per request
         if offline_requested():
             raise HubUnreachable("offline mode is on (HF_HUB_OFFLINE), so the Hub was not asked.")
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
@@ -92,6 +93,7 @@ class HubClient:
         url = f"{self.endpoint}/api/models/{repo_id}" + (
             "" if revision is None else f"/revision/{quote(revision, safe='')}")
         where = Where(self.shown, repo_id, revision, None, self.timeout)
+        self._step(where.what)
 
         def call() -> ModelInfo:
             body = self._stream(url, {"blobs": True}, None, MAX_INFO_BYTES, where.what)
@@ -131,8 +133,13 @@ class HubClient:
 
         url = hf_hub_url(repo_id, path, revision=sha, endpoint=self.endpoint)
         where = Where(self.shown, repo_id, sha, path, self.timeout)
+        self._step(where.what)
         return with_retries(lambda: self._stream(url, None, span, MAX_FILE_BYTES_READ,
                                                  where.what), where)
+
+    def _step(self, what: str) -> None:
+        if self.progress is not None:
+            self.progress.step(f"reading {what}")
 
     def _stream(self, url: str, params: dict | None, span: tuple[int, int] | None, cap: int,
                 what: str) -> bytes:

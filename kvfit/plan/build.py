@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
+from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
@@ -78,8 +79,9 @@ def load_metadata(req: PlanRequest) -> Metadata:
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
     if req.parallelism != "tp" or req.verify_headers:   # ownership/verification read headers
-        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True)
-    return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
+        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True,
+                           quiet=req.json)
+    return hub.resolve(ref, offline=req.offline, timeout=req.timeout, quiet=req.json)
 
 
 def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
@@ -184,7 +186,7 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     if weights.source == "config estimate":
         warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
                         "weight files or index were available): "
-                        f"{weights.bytes / 2**30:.2f} GiB. Give the checkpoint, or "
+                        f"{gib(weights.bytes)}. Give the checkpoint, or "
                         "--weight-gib, for its real bytes.")
     if weights.bytes is None:
         why = f" A config estimate is unavailable: {why_not}." if why_not else ""
@@ -263,9 +265,11 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     return cap, (rules, res, summary, flags.get("kv_cache_dtype"), flags.get("dtype"))
 
 
-def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
-    """Read the checkpoint, match its spec and count its state: (Model, report head)."""
-    meta = load_metadata(req)
+def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
+            ) -> tuple[Model, dict]:
+    """Read the checkpoint (unless `meta` is the one already read), match its spec and count
+    its state: (Model, report head)."""
+    meta = load_metadata(req) if meta is None else meta
     res = resolve_architecture(meta.config)
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
@@ -316,13 +320,15 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
-def plan(req: PlanRequest, engine: dict | None = None) -> dict:
+def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None) -> dict:
     """Run a plan and return the JSON-ready report.
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
     "print_command"} merged into the request. With an engine, its prediction is the capacity
     of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
     command of the recommended layout. With --check-engine the report gains `engine_check`.
+    meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
+    resolves the checkpoint once for all its cells).
     """
     from ..preflight.options import engine_check
     from . import inverse, placements, search
@@ -340,7 +346,7 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))
-    m, report = prepare(req, warnings)
+    m, report = prepare(req, warnings, meta)
     if detected is not None:
         report["detected_hardware"] = detected
     asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once

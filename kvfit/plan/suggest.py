@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import KvfitError
+from ..report.words import count, number, tokens
 from .layouts import recommended_layout
 
 QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
@@ -59,7 +60,7 @@ def _fp8(req, asked, m, report):
     if r and r["fits"] is True:
         lay = recommended_layout(r)
         return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
-                      f"{lay['max_sequences']} sequences", r, value="fp8")
+                      f"{count(lay['max_sequences'], 'sequence')}", r, value="fp8")
     if report.get("inverse"):
         return None
     r = _replan(asked, kv_dtype="fp8", engine_flags=flags, max_context=True)
@@ -67,8 +68,8 @@ def _fp8(req, asked, m, report):
     if not top:
         return None
     return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", f"an fp8 KV cache with a "
-                  f"context of {top:,} tokens (the longest at which "
-                  f"{r['inverse']['required_sequences']} sequence(s) then fit)", r,
+                  f"context of {tokens(top)} (the longest at which "
+                  f"{count(r['inverse']['required_sequences'], 'sequence')} then fit)", r,
                   value="fp8", context=top)
 
 
@@ -102,8 +103,9 @@ def _context(req, asked, m, report):
     top = r["inverse"]["max_context_tokens"]
     if top is None or top >= report["context_tokens"]:
         return None
-    return _entry("context", f"--context {top}", f"a context of {top:,} tokens (the longest at "
-                  f"which {r['inverse']['required_sequences']} sequence(s) fit on these GPUs)",
+    return _entry("context", f"--context {top}", f"a context of {tokens(top)} (the longest at "
+                  f"which {count(r['inverse']['required_sequences'], 'sequence')} fit on these "
+                  "GPUs)",
                   r, value=top)
 
 
@@ -114,14 +116,14 @@ def _users(req, asked, m, report):
     out = []
     users = lay["max_sequences"] // t["active_sequences_per_user"]
     if 0 < users < t["concurrent_users"]:
-        out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{users} user(s) "
-                          f"at {t['active_sequences_per_user']} sequence(s) each: "
-                          f"{lay['label']} holds {lay['max_sequences']}", report, value=users))
+        out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{count(users, 'user')} "
+                          f"at {count(t['active_sequences_per_user'], 'sequence')} each: "
+                          f"{lay['label']} holds {number(lay['max_sequences'])}", report, value=users))
     per = lay["max_sequences"] // t["concurrent_users"]
     if t["active_sequences_per_user"] > 1 and 0 < per < t["active_sequences_per_user"]:
         out.append(_entry("active_sequences_per_user", f"--active-sequences-per-user {per}",
-                          f"{per} resident sequence(s) per user for {t['concurrent_users']} "
-                          "users", report, value=per))
+                          f"{count(per, 'resident sequence')} per user for "
+                          f"{count(t['concurrent_users'], 'user')}", report, value=per))
     return out
 
 
@@ -135,7 +137,7 @@ def _dpa(req, asked, m, report):
         return None
     lay = recommended_layout(r)
     return _entry("parallelism", f"--parallelism {profile}", f"attention-DP with expert "
-                  f"parallelism: {lay['label']} holds {lay['max_sequences']} sequences "
+                  f"parallelism: {lay['label']} holds {count(lay['max_sequences'], 'sequence')} "
                   "(each attention group keeps its own sequences' state)", r, value=profile)
 
 
