@@ -212,5 +212,5 @@ def test_tp_ep_beats_dp_ep_when_only_a_quarter_of_the_layers_keep_a_latent():
     assert "mla-latent is replicated on every attention-TP rank (1.688 GiB under both)" in note
     assert "kda-conv, kda-recurrent is sharded by heads (0.026 GiB at attention TP16, " \
            "0.419 GiB at TP1)" in note
-    assert "TP+EP wins: the replicated rows sit on only 24 layer(s)" in note
+    assert "TP+EP wins: the replicated rows sit on only 24 layers" in note
     assert re.search(r"other tensors take 2\.250 GiB per rank at TP16 and 36\.000 GiB", note)

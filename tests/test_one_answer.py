@@ -241,11 +241,11 @@ SHARED = re.compile(r": one shared head, replicated on every TP rank, so the (\d
                     r"group hold (\d+) copies")
 PLACED = re.compile(r"under TP=(\d+) the ranks of a group keep copies of each sequence's state "
                     r"instead of splitting it \((.*)\);")
-GROUP = re.compile(r"lives on the (\d+) rank\(s\) of its attention group only, where under "
-                   r"TP=(\d+) all (\d+) ranks keep a copy .* held (\d+) time\(s\) per sequence "
+GROUP = re.compile(r"lives on (\d+) ranks? of its attention group only, where under "
+                   r"TP=(\d+) all (\d+) ranks keep a copy .* held (\d+) times? per sequence "
                    r"instead of (\d+)\.$")
-SPLIT = re.compile(r"^(\S+ / attention TP(\d+) / EP(\d+)) \(TP\+EP\) holds (\d+) sequences and "
-                   r"(\S+ / attention TP1 / EP\d+) \(DP\+EP\) (\d+)\.")
+SPLIT = re.compile(r"^(\S+ / attention TP(\d+) / EP(\d+)) \(TP\+EP\) holds ([\d,]+) sequences? "
+                   r"and (\S+ / attention TP1 / EP\d+) \(DP\+EP\) ([\d,]+)\.")
 
 
 def _heads(report: dict) -> dict:
@@ -283,8 +283,9 @@ def test_every_snapshot_note_states_its_rows_copies():
                 continue
             if m := SPLIT.search(note):      # TP+EP against DP+EP of one expert group
                 by = {x["label"]: x for x in r["layouts"]}
-                assert by[m.group(1)]["max_sequences"] == int(m.group(4)), (path.name, note)
-                assert by[m.group(5)]["max_sequences"] == int(m.group(6)), (path.name, note)
+                got = (int(m.group(4).replace(",", "")), int(m.group(6).replace(",", "")))
+                assert got == (by[m.group(1)]["max_sequences"], by[m.group(5)]["max_sequences"]), \
+                    (path.name, note)
                 checked += 1
                 continue
             m = PLACED.search(note)

@@ -6,6 +6,8 @@ Every number is read from the layouts the plan's one capacity model filled: per-
 
 from __future__ import annotations
 
+from ..report.words import count, number
+
 GIB = 1024**3
 
 
@@ -32,13 +34,14 @@ def attention_group_note(rec: dict, plain: dict, comps) -> str | None:
     if not rep:
         return None
     t, g, a = rec["attention_tp"], plain["tp"], rec["attention_dp"]
-    return (f"{rec['label']} holds {rec['max_sequences']} resident sequences where "
-            f"{plain['label']} holds {plain['max_sequences']} because each attention group keeps "
-            f"its own sequences' histories: the {', '.join(rep)} of a sequence "
-            f"({_gib(rep_bytes)}, one row per token that TP cannot split) lives on the {t} "
-            f"rank(s) of its attention group only, where under TP={g} all {g} ranks keep a copy "
-            f"of every sequence's; the {a} attention groups serve different sequences, so the "
-            f"history is held {t} time(s) per sequence instead of {g}.")
+    return (f"{rec['label']} holds {count(rec['max_sequences'], 'resident sequence')} where "
+            f"{plain['label']} holds {number(plain['max_sequences'])} because each attention group "
+            f"keeps its own sequences' histories: the {', '.join(rep)} of a sequence "
+            f"({_gib(rep_bytes)}, one row per token that TP cannot split) lives on "
+            f"{count(t, 'rank')} of its attention group only, where under TP={g} all {g} ranks "
+            f"keep a copy of every sequence's; the {a} attention groups serve different "
+            f"sequences, so the history is held {count(t, 'time')} per sequence instead of "
+            f"{g}.")
 
 
 def split_note(layouts: list[dict], comps) -> str | None:
@@ -59,8 +62,8 @@ def _compare(tp_ep: dict, dp_ep: dict, comps, g: int) -> str | None:
     if not rep or not shard:
         return None
     a, b = tp_ep["per_rank"], dp_ep["per_rank"]
-    head = (f"{tp_ep['label']} (TP+EP) holds {tp_ep['max_sequences']} sequences and "
-            f"{dp_ep['label']} (DP+EP) {dp_ep['max_sequences']}. Per sequence per rank, "
+    head = (f"{tp_ep['label']} (TP+EP) holds {count(tp_ep['max_sequences'], 'sequence')} and "
+            f"{dp_ep['label']} (DP+EP) {number(dp_ep['max_sequences'])}. Per sequence per rank, "
             f"{', '.join(rep)} is replicated on every attention-TP rank ({_gib(rep_bytes)} "
             f"under both), while {', '.join(shard)} is sharded by heads ({_gib(shard_g)} at "
             f"attention TP{g}, {_gib(shard_1)} at TP1); the other tensors take "
@@ -68,7 +71,7 @@ def _compare(tp_ep: dict, dp_ep: dict, comps, g: int) -> str | None:
             f"at TP1.")
     if tp_ep["max_sequences"] > dp_ep["max_sequences"]:
         lat = sum(c.layers for c in comps if c.heads is None and c.kind != "none")
-        return (head + f" TP+EP wins: the replicated rows sit on only {lat} layer(s), so the "
+        return (head + f" TP+EP wins: the replicated rows sit on only {count(lat, 'layer')}, so the "
                 "copies TP makes cost less than the sharded state and the split weights save.")
     if tp_ep["max_sequences"] < dp_ep["max_sequences"]:
         return (head + " DP+EP wins: each attention group keeps its own sequences' histories, "
