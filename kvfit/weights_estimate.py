@@ -25,6 +25,7 @@ from .state.resolve import Resolution
 from .weight_storage import formats, source
 
 _DIGIT_EXPERT = re.compile(r"experts\.(\d|\[)")
+_MTP = re.compile(r"\bmtp\b")
 
 
 class _Unavailable(Exception):
@@ -215,6 +216,7 @@ class _Estimator:
             path = path.replace("{r}", "0")  # one copy stands for all `repeat` copies
             for e in each:
                 fmt = self.fmt(path.replace("{e}", str(e)))
+                fmt = dict(t.formats).get(fmt, fmt)
                 seen.add(fmt or "model dtype")
                 total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
@@ -222,9 +224,10 @@ class _Estimator:
                            heads, t.routed, experts)
 
 
-def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
+def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, mtp: bool = False
                      ) -> tuple[WeightEstimate | None, str]:
-    """(estimate, basis) or (None, why not)."""
+    """(estimate, basis) or (None, why not). `mtp`: count the tensors the spec marks as the
+    checkpoint's MTP / draft layers (`when: mtp`), which only a speculative run loads."""
     params = res.arch.parameters
     if params is None:
         return None, f"spec '{res.arch.id}' lists no parameter shapes"
@@ -247,8 +250,13 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
         for check, message in params.requires:
             if not check.evaluate(checked):
                 return None, f"{message} (check: {check.text})"
-        est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes, "mtp": 0})
-        rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)
+        est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes,
+                                                           "mtp": 1 if mtp else 0})
+        every = [(t, est.row(t)) for t in params.tensors]
+        rows = tuple(r for _, r in every if r is not None)
+        # say "MTP layers included" only when a row gated on `mtp` was counted
+        mtp_counted = any(r is not None and t.when is not None and _MTP.search(t.when.text)
+                          for t, r in every)
     except _Unavailable as exc:
         return None, str(exc)
     except ExprError as exc:
@@ -259,5 +267,5 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
     detail = (f"estimate from config shapes (spec '{res.arch.id}' parameters, "
               f"{sum(r.instances for r in rows):,} tensors; quantized storage: {stored}"
               f"{' per ' + source() if est.used else ''}; everything else at "
-              f"{model_bytes} B per element)")
+              f"{model_bytes} B per element{'; MTP layers included' if mtp_counted else ''})")
     return WeightEstimate(rows, detail), detail

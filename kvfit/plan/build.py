@@ -166,7 +166,8 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
         """The config-shape estimate (computed at most once): (WeightEstimate | None, why)."""
         if not memo:
             from ..weights import config_estimate
-            memo.append(config_estimate(meta, res, model_bytes) if arch.parameters is not None
+            memo.append(config_estimate(meta, res, model_bytes, req.mtp)
+                        if arch.parameters is not None
                         else (None, f"spec '{arch.id}' lists no parameter shapes"))
         return memo[0]
 

@@ -31,6 +31,8 @@ class Tensor:
     heads: Expr | None
     element_bytes: Expr | None
     repeat: Expr | None = None
+    # declared format -> the format this checkpoint family really stores it in
+    formats: tuple[tuple[str, str], ...] = ()
     routed: bool = False
 
 
@@ -64,7 +66,8 @@ def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
                                         "`extra_layers`; use one"))
     return Tensor(raw["module"], shape, opt["count"], layers, opt["extra_layers"],
                   opt["experts"], opt["when"], split, heads, opt["element_bytes"],
-                  opt["repeat"], bool(raw.get("routed", "experts" in raw)))
+                  opt["repeat"], tuple(sorted(raw.get("formats", {}).items())),
+                  bool(raw.get("routed", "experts" in raw)))
 
 
 def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None:
