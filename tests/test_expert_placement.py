@@ -214,3 +214,21 @@ def test_tp_ep_beats_dp_ep_when_only_a_quarter_of_the_layers_keep_a_latent():
            "0.419 GiB at TP1)" in note
     assert "TP+EP wins: the replicated rows sit on only 24 layers" in note
     assert re.search(r"other tensors take 2\.250 GiB per rank at TP16 and 36\.000 GiB", note)
+
+
+@pytest.mark.parametrize(("nodes", "tp"), [(2, 16), (4, 32)])
+def test_must_show_kimi_k3_plans_expert_parallel_layouts_to_a_kv_token_count(nodes, tp):
+    # The kimi_linear parameters (merged from params-moe) tag the routed experts; the SGLang
+    # prediction gives each layout's pool tokens; the report states the weights' basis and
+    # compares TP+EP with DP+EP (latent replicated per TP rank, KDA state sharded).
+    k3 = CONFIGS / "kimi_linear" / "configs" / "moonshotai--Kimi-K3"
+    code, r = run_json(k3, "--system", "dgx-h200", "--nodes", str(nodes), "--tp", str(tp),
+                       "--engine", "sglang", "--kv-dtype", "fp8", "--parallelism", "sglang-dpa")
+    assert code == 0
+    assert r["weights"]["source"] == "config estimate"
+    assert r["expert_parallel"]["source"] == "config estimate"
+    tp_ep = _lay(r, f"sglang-dpa-g{tp}-a1")
+    assert tp_ep["engine"]["max_total_num_tokens"]["value"] > 0
+    note = next(n for n in r["placement_notes"] if "(TP+EP)" in n)
+    assert "mla-latent is replicated on every attention-TP rank" in note
+    assert "kda-conv, kda-recurrent is sharded by heads" in note
