@@ -43,6 +43,8 @@ class TensorBytes:
     stored_as: str
     split: str
     heads: int | None = None
+    routed: bool = False
+    experts: int | None = None
 
     def on_rank(self, tp: int) -> int:
         if self.split == "none":
@@ -203,7 +205,8 @@ class _Estimator:
                      else self.model_bytes)
             n = len(layers) * (experts or 1) * copies
             return TensorBytes(t.module, n, count, int(n * count * width), "model dtype"
-                               if t.element_bytes is None else f"{width} B", t.split, heads)
+                               if t.element_bytes is None else f"{width} B", t.split, heads,
+                               t.routed, experts)
         rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
         each = range(experts) if experts and self.by_expert else [0]
         repeat = experts if experts and not self.by_expert else 1
@@ -218,7 +221,7 @@ class _Estimator:
                 total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
         return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
-                           heads)
+                           heads, t.routed, experts)
 
 
 def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, mtp: bool = False

@@ -50,7 +50,8 @@ def test_max_context_matches_brute_force(users):
 
 def test_max_context_for_attention_dp_matches_brute_force():
     # GLM-5.3 on one B300 node, nominal basis, 16 sequences; 54,728 B per token per rank
-    # (latent copied on every rank), see tests/test_dpa.py.
+    # (latent copied on every rank), see tests/test_dpa.py. Attention-DP layouts split the
+    # 20,998,426,304 B of non-expert tensors over their attention TP (8 / A ranks).
     args = ("--system", "dgx-b300", "--tp", "8", "--concurrent-users", "16", "--kv-dtype", "fp8",
             "--parallelism", "sglang-dpa", "--cache-layout", "sglang-dsa-scaled", "--mtp",
             "--runtime-reserve-gib", "8", "--utilization", "0.8", "--memory-basis", "nominal",
@@ -58,8 +59,9 @@ def test_max_context_for_attention_dp_matches_brute_force():
     code, report = run_json(GLM, *args)
     rows = {r["id"]: r["max_context_tokens"] for r in report["inverse"]["per_layout"]}
     budget, reserve, pad = int(288 * GIB * 0.8), 8 * GIB, 64 * 54728
-    dpa_w, tp8_w = 20998426304 + 734618714112 // 8, -(-(20998426304 + 734618714112) // 8)
-    cases = {f"sglang-dpa-g8-a{a}": (dpa_w + pad, a) for a in (8, 4, 2, 1)}
+    tp8_w = -(-(20998426304 + 734618714112) // 8)
+    dpa_w = {a: -(-20998426304 // (8 // a)) + 734618714112 // 8 for a in (8, 4, 2, 1)}
+    cases = {f"sglang-dpa-g8-a{a}": (dpa_w[a] + pad, a) for a in (8, 4, 2, 1)}
     cases["tp8"] = (tp8_w, 1)
     for lid, (fixed, groups) in cases.items():
         left = budget - fixed - reserve

@@ -241,6 +241,11 @@ SHARED = re.compile(r": one shared head, replicated on every TP rank, so the (\d
                     r"group hold (\d+) copies")
 PLACED = re.compile(r"under TP=(\d+) the ranks of a group keep copies of each sequence's state "
                     r"instead of splitting it \((.*)\);")
+GROUP = re.compile(r"lives on (\d+) ranks? of its attention group only, where under "
+                   r"TP=(\d+) all (\d+) ranks keep a copy .* held (\d+) times? per sequence "
+                   r"instead of (\d+)\.$")
+SPLIT = re.compile(r"^(\S+ / attention TP(\d+) / EP(\d+)) \(TP\+EP\) holds ([\d,]+) sequences? "
+                   r"and (\S+ / attention TP1 / EP\d+) \(DP\+EP\) ([\d,]+)\.")
 
 
 def _heads(report: dict) -> dict:
@@ -269,6 +274,20 @@ def test_every_snapshot_note_states_its_rows_copies():
                     raise AssertionError(f"{path.name}: unrecognised note {note!r}")
                 checked += 1
         for note in r.get("placement_notes") or ():
+            if m := GROUP.search(note):      # attention-DP: the latent is per attention group
+                t, g, ranks, held, instead = map(int, m.groups())
+                rec = next(x for x in r["layouts"] if x["id"] == r["recommended"]["id"])
+                assert (t, held) == (rec["attention_tp"], rec["attention_tp"]), (path.name, note)
+                assert g == ranks == instead, (path.name, note)
+                checked += 1
+                continue
+            if m := SPLIT.search(note):      # TP+EP against DP+EP of one expert group
+                by = {x["label"]: x for x in r["layouts"]}
+                got = (int(m.group(4).replace(",", "")), int(m.group(6).replace(",", "")))
+                assert got == (by[m.group(1)]["max_sequences"], by[m.group(5)]["max_sequences"]), \
+                    (path.name, note)
+                checked += 1
+                continue
             m = PLACED.search(note)
             assert m, (path.name, note)
             t = int(m.group(1))

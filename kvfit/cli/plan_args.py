@@ -70,9 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--parallelism", choices=["tp", "sglang-dpa", "vllm-dp-ep"],
                    help="tp (default): TP x DP only. sglang-dpa: also SGLang attention-DP with "
                    "expert parallelism (--attn-dp-size, --ep-size); vllm-dp-ep: vLLM "
-                   "--data-parallel-size with --enable-expert-parallel. Both need per-tensor "
-                   "expert ownership (safetensors headers or a pinned "
-                   "checkpoint-tensor-split.json) and count non-expert tensors replicated")
+                   "--data-parallel-size with --enable-expert-parallel. Both need the "
+                   "routed-expert bytes: safetensors headers, a pinned "
+                   "checkpoint-tensor-split.json, or the spec's parameters estimate "
+                   "(labelled); non-expert tensors are split over each attention group")
     h.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget "
                    "(default 0.9)")
     h.add_argument("--runtime-reserve-gib", type=float, help="fixed GiB per GPU kept out of "

@@ -29,6 +29,8 @@ _FLAGS = [
      "slots)"),
     ("--decode-context-parallel-size", int, "vllm", "vLLM: decode context parallel size"),
     ("--enforce-eager", "bool", "vllm", "vLLM: no CUDA graphs"),
+    ("--moe-backend", str, "vllm", "vLLM: MoE kernel backend (default auto); an explicit "
+     "non-Triton backend pads FP8 expert shards instead of refining their block scales"),
     ("--mem-fraction-static", float, "sglang", "SGLang: static memory fraction of free memory "
      "before loading (default: converted from --utilization when given, else the version's "
      "heuristic)"),

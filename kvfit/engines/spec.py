@@ -64,6 +64,7 @@ class Rules:
     evidence: tuple = ()
     layouts: tuple = ()
     extrapolated_from: str | None = None   # the newest known version whose rules stand in
+    constraints: tuple = ()
 
     def __getitem__(self, name: str):
         """The value of rule `name`."""
@@ -148,9 +149,15 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     layouts = tuple(c for c in spec.get("cache_layouts", ())
                     if "versions" not in c or in_range(version_tuple(extrapolated or version),
                                                        c["versions"]))
+    constraints: dict = {}           # by id: a later entry for this version replaces one
+    for c in spec.get("layout_constraints", ()):
+        if "versions" not in c or in_range(version_tuple(extrapolated or version),
+                                           c["versions"]):
+            constraints[c["id"]] = c
     label = blocks[-1].get("label", version)
     if extrapolated:
         label = f"{label}, extrapolated to {version}"
     return Rules(engine, version, assumed, label, values,
                  spec["estimates"], tuple(spec["kv_cache_dtypes"]), metrics, commands,
-                 tuple(b["evidence"] for b in blocks), layouts, extrapolated)
+                 tuple(b["evidence"] for b in blocks), layouts, extrapolated,
+                 tuple(constraints.values()))

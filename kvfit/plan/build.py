@@ -48,6 +48,7 @@ class Model:
     declared: int | None = None
     rope: object = None
     memo: dict = field(default_factory=dict, repr=False)
+    judge: object = None            # kvfit.plan.constraints.Judge: the engines' layout rules
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""
@@ -154,35 +155,64 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
 
 def _weights(req, meta, res, quant, model_bytes, warnings):
     """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for."""
-    arch, values = res.arch, res.values
+    arch = res.arch
     if req.parallelism not in PARALLELISMS:
         raise UsageError(f"--parallelism {req.parallelism!r}: choose {', '.join(PARALLELISMS)}.")
     floor = ((quant or {}).get("runtime_floor_gib"), (quant or {}).get("runtime_floor_basis"))
     weights, why_not = count_weights(meta, req.weight_gib, *floor), None
-    if weights.source == "unknown" and req.parallelism == "tp" and arch.parameters is not None:
-        from ..weights import config_estimate
-        estimate, why_not = config_estimate(meta, res, model_bytes, req.mtp)
-        weights = count_weights(meta, req.weight_gib, *floor, estimate)
+    memo: list = []
+
+    def estimate():
+        """The config-shape estimate (computed at most once): (WeightEstimate | None, why)."""
+        if not memo:
+            from ..weights import config_estimate
+            memo.append(config_estimate(meta, res, model_bytes, req.mtp)
+                        if arch.parameters is not None
+                        else (None, f"spec '{arch.id}' lists no parameter shapes"))
+        return memo[0]
+
+    own = None
+    if req.parallelism != "tp":
+        from .ownership import establish
+        own = establish(meta, arch, res.values, req.model, estimate, weights)
+        if weights.bytes is None and own.source != "config estimate":
+            weights = Weights(own.total_bytes, "expert ownership", f"{own.detail}; tensor "
+                              "bytes only (the files are slightly larger: headers not counted)")
+        elif req.weight_gib is not None and own.source != "config estimate":
+            warnings.append("--weight-gib sets the plain TP layouts' weights only; attention-DP "
+                            "layouts count the checkpoint's own tensor bytes.")
+    if weights.source == "unknown" and arch.parameters is not None:
+        est, why_not = estimate()
+        weights = count_weights(meta, req.weight_gib, *floor, est)
     if weights.source == "config estimate":
         warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
                         "weight files or index were available): "
                         f"{gib(weights.bytes)}. Give the checkpoint, or "
                         "--weight-gib, for its real bytes.")
-    own = None
-    if req.parallelism != "tp":
-        from .ownership import establish
-        own = establish(meta, arch, values, req.model)
-        if weights.bytes is None:
-            weights = Weights(own.total_bytes, "expert ownership", f"{own.detail}; tensor "
-                              "bytes only (the files are slightly larger: headers not counted)")
-        elif req.weight_gib is not None:
-            warnings.append("--weight-gib sets the plain TP layouts' weights only; attention-DP "
-                            "layouts count the checkpoint's own tensor bytes.")
     if weights.bytes is None:
         why = f" A config estimate is unavailable: {why_not}." if why_not else ""
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "
                         f"state only. Pass --weight-gib to plan the fit.{why}")
     return weights, own
+
+
+def _judge(cap, quant, res, own, meta, model_bytes):
+    """The layout constraints of the engines (kvfit.plan.constraints) for this checkpoint; the
+    routed-expert bytes a padded shard is charged on come from the ownership, else the
+    config-shape estimate's routed rows."""
+    from .constraints import judge_for
+
+    def routed():
+        if own is not None:
+            return own.routed_bytes
+        from ..weights import config_estimate
+        from .expert_split import split_of
+
+        est, _ = config_estimate(meta, res, model_bytes) if res.arch.parameters else (None, "")
+        split = split_of(est) if est is not None else None
+        return split.routed_bytes if split else None
+
+    return judge_for(cap, quant, res.root, routed)
 
 
 def _headers(req, meta, n_layers, warnings):
@@ -263,6 +293,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
                       if req.index_dtype != "auto" else None)
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
+    m.judge = _judge(cap, quant, res, own, meta, model.bytes)
     headers = _headers(req, meta, n_layers, warnings)
     head = {
         "report_version": REPORT_VERSION, "model": model_section(meta),

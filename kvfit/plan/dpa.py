@@ -6,9 +6,12 @@ cache pool, while the routed experts are spread over the whole group (`--ep-size
 vLLM's equivalent is `--data-parallel-size A --tensor-parallel-size T
 --enable-expert-parallel`. Per GPU this counts (bytes):
 
-    weights = every non-expert tensor (replicated: a deliberate upper bound)
+    weights = every non-expert tensor split over the T attention-TP ranks (ideal sharding,
+              as the plain TP layouts assume; whole on every GPU at attention TP 1)
               + the routed-expert bytes of the fullest EP rank (contiguous expert blocks)
-    state   = per-sequence state at attention TP = T (latent/MLA rows stay whole)
+    state   = per-sequence state at attention TP = T (latent/MLA rows stay whole): each
+              attention group keeps only its own sequences' histories, so a latent row is
+              copied on the T ranks of one group, not on all G ranks as under plain TP G
     padding = one padding page of the pool (token state) or one slot (constant state)
     sequences per attention group = floor((budget - weights - reserve - padding) / state)
     max_sequences = that x A attention groups x (GPUs / G) model groups
@@ -86,12 +89,16 @@ def group_sizes(topo: Topology, requested: int | None, experts: int) -> list[int
 
 
 def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership, comps,
-               budget: Budget, required: int, divides) -> dict:
-    """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G."""
+               budget: Budget, required: int, divides, judge=None) -> dict:
+    """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G (the
+    experts stay whole: their TP is 1 for the engines' layout constraints)."""
     t, groups = g // a, topo.gpus // g
-    invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p]
+    verdict = judge.check(t, 1, g) if judge is not None else None
+    invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p] + \
+        list(verdict.problems if verdict else ())
     expert_rank = own.rank_bytes(g)
-    w = own.non_expert_bytes + expert_rank
+    other = -(-own.non_expert_bytes // t)
+    w = other + expert_rank + (verdict.extra_bytes if verdict else 0)
     state = sum(c.per_rank(t) for c in comps)
     page = page_tokens(profile, comps)
     pad = padding_bytes(comps, t, page)
@@ -100,7 +107,7 @@ def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership,
             "label": profile.label.format(**fmt), "engine_flags": profile.flags.format(**fmt),
             "tp": g, "dp": groups, "attention_dp": a, "attention_tp": t, "ep": g,
             "group_gpus": g, "valid": not invalid} | placement(g, topo) | {
-            "per_rank": {"weights_bytes": w, "non_expert_bytes": own.non_expert_bytes,
+            "per_rank": {"weights_bytes": w, "non_expert_bytes": other,
                          "routed_expert_bytes": expert_rank, "state_bytes_per_sequence": state,
                          "budget_bytes": budget.budget_bytes,
                          "reserve_bytes": budget.reserve_bytes, "padding_page_tokens": page}}
@@ -118,13 +125,14 @@ def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership,
 
 
 def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget: Budget,
-                required: int, divides, requested: int | None) -> list[dict]:
+                required: int, divides, requested: int | None, judge=None) -> list[dict]:
     """Every attention-DP split of every model-group size."""
     profile = PROFILES[profile_name]
     out = []
     for g in group_sizes(topo, requested, own.experts):
         for a in (x for x in range(g, 0, -1) if g % x == 0):
-            out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides))
+            out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides,
+                                  judge))
     return out
 
 

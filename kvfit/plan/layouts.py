@@ -67,11 +67,12 @@ def capacity(base: dict, w: int | None, state: int, padding: int, budget: Budget
 
 
 def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
-           required: int, invalid: list[str]) -> dict:
-    """One plain TP x DP layout's per-rank numbers, capacity and verdict (JSON-ready)."""
+           required: int, invalid: list[str], extra: int = 0) -> dict:
+    """One plain TP x DP layout's per-rank numbers, capacity and verdict (JSON-ready);
+    `extra`: bytes per rank an engine adds by padding sharded weights."""
     dp = topo.gpus // tp
     state = sum(c.per_rank(tp) for c in components)
-    w = None if weights is None else -(-weights // tp)
+    w = None if weights is None else -(-weights // tp) + extra
     base = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
             "dp": dp, "group_gpus": tp, "valid": not invalid} | placement(tp, topo) | {
             "per_rank": {"weights_bytes": w, "state_bytes_per_sequence": state,
@@ -131,6 +132,10 @@ def _why(best: dict, nxt: dict | None) -> str:
     if best["domains"] != nxt["domains"]:
         return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} spans "
                 f"fewer scale-up domains ({best['domains']} vs {nxt['domains']})")
+    if best["group_gpus"] == nxt["group_gpus"]:
+        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
+                f"{count(best['domains'], 'scale-up domain')} with groups of "
+                f"{best['group_gpus']} GPUs; {lab} is listed first")
     return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
             f"{count(best['domains'], 'scale-up domain')}; {lab} uses the smaller group "
             f"({best['group_gpus']} vs "

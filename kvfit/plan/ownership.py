@@ -2,10 +2,13 @@
 
 Ownership is established from, in order: per-tensor sizes read from safetensors headers
 (Hub headers in Metadata.tensor_bytes, or *.safetensors files in a local directory),
-classified by the architecture spec's `experts.routed_tensors` pattern; or a pinned
-`checkpoint-tensor-split.json` summary in the checkpoint folder (or kvfit's offline
-catalog) giving routed_expert_bytes, non_expert_bytes and routed_experts. When none of
-these exists, expert-parallel placements are refused (exit 2): kvfit never guesses the split.
+classified by the architecture spec's `experts.routed_tensors` pattern or, without one, by
+the module names of its routed-expert `parameters:` rows (kvfit.plan.expert_split); a
+pinned `checkpoint-tensor-split.json` summary in the checkpoint folder (or kvfit's offline
+catalog) giving routed_expert_bytes, non_expert_bytes and routed_experts; or the spec's
+`parameters:` estimate, split into its routed-expert rows and the rest, labelled an
+estimate (and scaled to the checkpoint's known total when there is one). When none of these
+exists, expert-parallel placements are refused (exit 2).
 
 Experts are owned in contiguous blocks: with EP=e and E experts, rank r owns experts
 [r*E/e, (r+1)*E/e) (the default placement of SGLang and vLLM without EPLB).
@@ -43,18 +46,28 @@ class Ownership:
     def total_bytes(self) -> int:
         return self.routed_bytes + self.non_expert_bytes
 
-    def problem(self, ep: int) -> str | None:
-        """Why EP=`ep` cannot split the experts evenly, or None."""
-        if self.experts % ep:
+    def problem(self, ep: int, even: bool = True) -> str | None:
+        """Why EP=`ep` cannot split the experts (evenly, when the engine requires it), or None."""
+        if ep > self.experts or (even and self.experts % ep):
             return f"EP={ep} does not divide the {self.experts} routed experts"
         return None
+
+    def blocks(self, ep: int) -> list[tuple[int, int]]:
+        """[start, end) expert ranges of the EP ranks: contiguous, the first E mod ep ranks
+        one expert more (vLLM's expert map; equal blocks when ep divides E)."""
+        base, rem = divmod(self.experts, ep)
+        out, start = [], 0
+        for r in range(ep):
+            n = base + (1 if r < rem else 0)
+            out.append((start, start + n))
+            start += n
+        return out
 
     def rank_bytes(self, ep: int) -> int:
         """Routed-expert bytes on the fullest EP rank (contiguous blocks of experts)."""
         if self.expert_bytes is None:
-            return -(-self.routed_bytes // ep)
-        per = self.experts // ep
-        return max(sum(self.expert_bytes[r * per:(r + 1) * per]) for r in range(ep))
+            return -(-self.routed_bytes * -(-self.experts // ep) // self.experts)
+        return max(sum(self.expert_bytes[a:b]) for a, b in self.blocks(ep))
 
     def section(self) -> dict:
         return {"source": self.source, "detail": self.detail, "routed_experts": self.experts,
@@ -63,28 +76,73 @@ class Ownership:
                 "per_tensor": self.expert_bytes is not None,
                 "assumption": "routed experts are distributed across the EP group; every other "
                               "tensor (attention, dense and shared-expert MLPs, embeddings, "
-                              "norms, the MTP head) is counted replicated on every GPU"}
+                              "norms, the MTP head) is split over the attention-TP ranks of "
+                              "each attention group (ideal sharding) and counted replicated "
+                              "across attention groups"}
 
 
-def establish(meta: Metadata, arch, values: dict, model_path: str | None) -> Ownership:
-    """Ownership for this checkpoint, or a UsageError saying why it cannot be established."""
-    declared = _declared_count(arch, values)
+def establish(meta: Metadata, arch, values: dict, model_path: str | None, estimate=None,
+              weights=None) -> Ownership:
+    """Ownership for this checkpoint, or a UsageError saying why it cannot be established.
+
+    estimate: a callable giving (WeightEstimate or None, why not), asked only when headers
+    and a summary are both missing; weights: the plan's Weights (its total scales the
+    estimate's split when the checkpoint's bytes are known)."""
+    from .expert_split import header_patterns, split_of
+
     local = Path(model_path) if model_path and Path(model_path).exists() else None
     local = local.parent if local is not None and local.is_file() else local
     tensors = meta.tensor_bytes or (_local_headers(meta, local) if local else None)
-    if tensors and arch.experts is not None:
-        return _from_tensors(tensors, arch, declared)
+    patterns = [arch.experts.pattern] if arch.experts is not None else header_patterns(arch)
+    est, why_not = (None, "")
+    if tensors and patterns:
+        declared = _declared_count(arch, values)
+        if declared is None:
+            est, why_not = estimate() if estimate else (None, "")
+            split = split_of(est) if est is not None else None
+            declared = split.experts if split else None
+        if declared is not None:
+            return _from_tensors(tensors, arch, declared, patterns)
     summary, where = _find_summary(meta, local)
     if summary is not None:
-        return _from_summary(summary, where, meta, declared)
-    why = (f"the {arch.id} spec declares no routed-expert tensors (`experts:`; a dense model "
-           "has none)" if arch.experts is None
-           else "no safetensors headers were read")
+        return _from_summary(summary, where, meta, _declared_count(arch, values))
+    if est is None and estimate is not None and patterns:
+        est, why_not = estimate()
+    split = split_of(est) if est is not None else None
+    if split is not None:
+        return _from_estimate(split, est, arch, weights)
+    if not patterns and arch.parameters is None:
+        why = (f"the {arch.id} spec lists no tensor shapes (`parameters:`) to tag routed-expert "
+               "tensors in, and no `experts:` block")
+    elif not patterns:
+        why = (f"the {arch.id} spec declares no routed-expert tensors (no `experts:` block and "
+               "no `parameters:` row with `experts:` or `routed: true`; a dense model has none)")
+    elif est is None and why_not:
+        why = f"no safetensors headers were read, and the config-shape estimate is unavailable: " \
+              f"{why_not}"
+    else:
+        why = "no safetensors headers were read"
     raise UsageError(f"expert-parallel placement needs per-tensor ownership of the checkpoint, "
                      f"and it cannot be established for {meta.source}: {why}, and there is no "
                      f"pinned {SUMMARY}.", hint="Plan with the default --parallelism tp, give a "
                      "checkpoint directory with its *.safetensors files (or a Hub id, whose "
                      f"headers are read), or add a {SUMMARY} summary to the directory.")
+
+
+def _from_estimate(split, est, arch, weights) -> Ownership:
+    """Ownership from the config-shape estimate's routed rows, scaled to a known total."""
+    routed, other = split.routed_bytes, split.other_bytes
+    detail = (f"ESTIMATE from config shapes: the {arch.id} spec's {split.routed_rows} "
+              f"routed-expert tensor rows give {routed:,} B of routed experts and the other rows "
+              f"{other:,} B ({est.detail})")
+    total = getattr(weights, "bytes", None)
+    if total is not None and weights.source not in ("config estimate", "expert ownership"):
+        share = routed / (routed + other)
+        routed = int(total * routed // (routed + other))
+        other = total - routed
+        detail += (f"; that routed share ({share:.2%}) is applied to the checkpoint's "
+                   f"{total:,} B ({weights.source})")
+    return Ownership("config estimate", detail, split.experts, routed, other)
 
 
 def _declared_count(arch, values: dict) -> int | None:
@@ -107,19 +165,25 @@ def _local_headers(meta: Metadata, local: Path) -> dict[str, int] | None:
     return {name: t.nbytes for name, t in headers.items()}
 
 
-def _from_tensors(tensors: dict[str, int], arch, declared: int) -> Ownership:
+def _from_tensors(tensors: dict[str, int], arch, declared: int, patterns) -> Ownership:
+    from .expert_split import classify
+
     per = [0] * declared
-    routed = 0
+    routed = stacked = 0
     for name, nbytes in tensors.items():
-        m = arch.experts.pattern.search(name)
-        if m is None:
+        hit, index = classify(name, patterns)
+        if not hit:
             continue
-        index = int(m.group("expert"))
+        routed += 1
+        if index is None:                      # a stacked [experts, ...] tensor
+            stacked += nbytes
+            continue
         if index >= declared:
             raise ConfigError(f"tensor {name} names expert {index}, but the config declares "
                               f"{declared} routed experts.")
         per[index] += nbytes
-        routed += 1
+    share, rest = divmod(stacked, declared)
+    per = [b + share + (1 if i < rest else 0) for i, b in enumerate(per)]
     missing = [i for i, b in enumerate(per) if b == 0]
     if missing:
         raise UsageError(f"expert ownership cannot be established: the safetensors headers "
@@ -127,10 +191,11 @@ def _from_tensors(tensors: dict[str, int], arch, declared: int) -> Ownership:
                          f"(first: {missing[0]}), so the checkpoint is incomplete or its "
                          f"expert tensors are not named as the {arch.id} spec expects.")
     total = sum(per)
+    how = ("experts.routed_tensors pattern" if arch.experts is not None
+           else "routed-expert parameters rows")
     return Ownership("safetensors headers", f"{routed:,} routed-expert tensors of "
                      f"{len(tensors):,} in the headers, classified by the {arch.id} spec's "
-                     "experts.routed_tensors pattern", declared, total,
-                     sum(tensors.values()) - total, tuple(per))
+                     f"{how}", declared, total, sum(tensors.values()) - total, tuple(per))
 
 
 def _find_summary(meta: Metadata, local: Path | None) -> tuple[dict | None, str]:

@@ -90,24 +90,39 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
         where = (f"--gpus {topo.gpus}" if topo.system is None
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
         raise UsageError(f"--tp {req.tp} must divide {where}.")
-    out = [layout(t, topo, m.weights.bytes, comps, b, required, tp_problems(t, comps, m.divides))
+    judge = m.judge
+    out = [layout(t, topo, m.weights.bytes, comps, b, required,
+                  tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems),
+                  _verdict(judge, t, t).extra_bytes)
            for t in tp_candidates(topo.gpus, req.tp)
            if req.dp is None or req.parallelism != "tp" or topo.gpus // t == req.dp]
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
         out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
-                                       m.divides, req.tp)
+                                       m.divides, req.tp, judge)
                 if (req.attention_dp is None or x["attention_dp"] == req.attention_dp)
                 and (req.attention_tp is None or x["attention_tp"] == req.attention_tp)
                 and (req.dp is None or x["dp"] == req.dp)]
     if not out:
         raise UsageError(_no_layout(req, topo))
     for lay in out:
+        moe_tp = lay["tp"] // lay.get("ep", 1)
+        group = lay["tp"] if lay["parallelism"] != "tp" else None
+        checks = _verdict(judge, lay.get("attention_tp", lay["tp"]), moe_tp, group).checks
+        if checks:
+            lay["engine_constraints"] = [dict(c) for c in checks]
         copies = replication(lay.get("attention_tp", lay["tp"]), comps)
         lay["copies"] = copies
         lay["replication"] = [c["note"] for c in copies]
         m.capacity.apply(lay, comps, ctx, topo.accelerator, b.memory_bytes, m.weights, required)
     return out
+
+
+def _verdict(judge, dense_tp: int, moe_tp: int, group: int | None = None):
+    """The engines' layout-constraint verdict (an empty one without a judge)."""
+    from .constraints import Verdict
+
+    return judge.check(dense_tp, moe_tp, group) if judge is not None else Verdict()
 
 
 def _no_layout(req, topo) -> str:
@@ -185,23 +200,31 @@ def warn(topo, acc, out: dict, warnings: list[str]) -> None:
 
 
 def copy_notes(layouts: list[dict], rec: dict | None, comps) -> list[str]:
-    """Why the winner beats the widest plain TP layout when TP copies per-sequence state."""
+    """Why the winner beats the widest plain TP layout when TP copies per-sequence state, and
+    (with attention-DP) how TP+EP and DP+EP of one expert group differ."""
+    from .dpa_notes import attention_group_note, split_note
+
     plain = [x for x in layouts if x["parallelism"] == "tp" and x["valid"]
              and x["max_sequences"] is not None]
+    split = [n for n in (split_note(layouts, comps),) if n]
     if rec is None or not plain:
-        return []
+        return split
     big = max(plain, key=lambda x: x["tp"])
     copies = big.get("copies") or []
     if not copies or rec["id"] == big["id"] or rec["max_sequences"] <= big["max_sequences"]:
-        return []
+        return split
+    if rec["parallelism"] != "tp":
+        note = attention_group_note(rec, big, comps)
+        if note:
+            return [note] + split
     who = ("attention-DP gives each attention group" if rec["parallelism"] != "tp"
            else "DP gives each replica")
     held = "; ".join(f"{', '.join(c['components'])}: {count(c['copies'], 'copy')}"
                      for c in copies)
     return [f"{rec['label']} holds {count(rec['max_sequences'], 'resident sequence')} where "
-            f"{big['label']} holds {number(big['max_sequences'])}: under TP={big['tp']} the ranks of a "
-            f"group keep copies of each sequence's state instead of splitting it ({held}); "
-            f"{who} different sequences instead."]
+            f"{big['label']} holds {number(big['max_sequences'])}: under TP={big['tp']} the "
+            "ranks of a group keep copies of each sequence's state instead of splitting it "
+            f"({held}); {who} different sequences instead."] + split
 
 
 def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -> dict:

@@ -16,7 +16,8 @@ ASSUMPTIONS = (
     "TP layouts assume ideal weight sharding inside each TP group; DP replicas hold full copies.",
 )
 EP_ASSUMPTION = ("Attention-DP + EP layouts distribute routed experts across each model group "
-                 "and count every other tensor replicated on every GPU; prefix sharing, HiCache, "
+                 "and split every other tensor over the attention-TP ranks of each attention "
+                 "group (replicated across groups); prefix sharing, HiCache, "
                  "context/pipeline parallelism and cross-node expert groups are not searched.")
 ORIGINS = {"catalog": "kvfit's pinned offline catalog", "hub": "the Hugging Face Hub",
            "local": "local files", "gguf": "a GGUF file"}

@@ -149,6 +149,10 @@ def _layouts(r: dict, verbose: bool) -> list[str]:
             out.append(f"  {name}: {x['placement_note']}")
         if x["parallelism"] == "tp" and (verbose or x is chosen):   # copies of the state
             out += [f"  {name}: {note}" for note in x.get("replication", ())]
+        out += [f"  {name}: {c['engine']} starts it only because it "
+                f"{'refines' if c['action'] == 'refine' else 'pads'}: {c['text']} "
+                f"({c['source']})" for c in x.get("engine_constraints", ())
+                if c["action"] != "refuse"]
     return out + _recommendation(r)
 
 
@@ -175,7 +179,8 @@ def _recommendation(r: dict) -> list[str]:
         p = lay["per_rank"]
         out.append(f"Per GPU ({lay['label']}): {gib(p['weights_bytes'])} of checkpoint tensors "
                    f"({gib(p['routed_expert_bytes'])} routed experts + "
-                   f"{gib(p['non_expert_bytes'])} other tensors, counted replicated), "
+                   f"{gib(p['non_expert_bytes'])} other tensors over attention TP"
+                   f"{lay['attention_tp']}), "
                    f"{number(lay['sequences_per_group'])} x {gib(p['state_bytes_per_sequence'])} "
                    f"of sequence state, {gib(p['reserve_bytes'])} reserve and "
                    f"{gib(p['padding_bytes'])} pool padding ({number(p['padding_bytes'])} B: one "

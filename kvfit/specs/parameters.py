@@ -16,6 +16,8 @@ class Tensor:
     split: 'tp', 'vocab', 'none' or 'heads' (then `heads` gives the head count).
     repeat: copies outside the decoder schedule and the experts (a vision tower's blocks,
     index `{r}`).
+    routed: a routed-expert tensor (spread over the EP ranks by expert-parallel placements);
+    the spec's `routed`, by default whether the row has `experts`.
     """
 
     module: str
@@ -31,6 +33,7 @@ class Tensor:
     repeat: Expr | None = None
     # declared format -> the format this checkpoint family really stores it in
     formats: tuple[tuple[str, str], ...] = ()
+    routed: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,8 @@ def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
                                         "`extra_layers`; use one"))
     return Tensor(raw["module"], shape, opt["count"], layers, opt["extra_layers"],
                   opt["experts"], opt["when"], split, heads, opt["element_bytes"],
-                  opt["repeat"], tuple(sorted(raw.get("formats", {}).items())))
+                  opt["repeat"], tuple(sorted(raw.get("formats", {}).items())),
+                  bool(raw.get("routed", "experts" in raw)))
 
 
 def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None:
