@@ -12,9 +12,15 @@ any finding is found.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+# the plan kinds write the validated-spec cache: a private one, never the user's
+os.environ.setdefault("KVFIT_CACHE_DIR", tempfile.mkdtemp(prefix="kvfit-fuzz-cache-"))
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 

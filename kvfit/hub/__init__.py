@@ -20,12 +20,14 @@ __all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
 
 
 def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
-            read_headers: bool = False) -> Metadata:
+            read_headers: bool = False, started: float | None = None) -> Metadata:
     """Metadata for a reference.
 
     offline: never contact the Hub (also implied by HF_HUB_OFFLINE=1); answers come from
       kvfit's metadata cache or the offline catalog.
-    timeout: seconds allowed for each whole Hub request (a finite number above 0).
+    timeout: seconds allowed for all of the Hub requests (a finite number above 0), counted
+      from `started` (a time.monotonic() reading; default: now; the plan CLI passes the
+      process start, kvfit.hub.deadline.process_started()).
     read_headers: also read safetensors/GGUF headers of the served weight files
       (Metadata.tensor_bytes), with HTTP Range requests.
     Local directories (kind "local") are handled by kvfit.source.local, not here.
@@ -48,7 +50,7 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
         why = "offline mode (HF_HUB_OFFLINE)" if not offline else "offline mode was requested"
         return answer_offline(ref, why, read_headers)
     try:
-        return resolve_online(ref, HubClient(timeout=timeout), read_headers)
+        return resolve_online(ref, HubClient(timeout=timeout, started=started), read_headers)
     except HubUnreachable as exc:
         from ..textsafe import safe
 

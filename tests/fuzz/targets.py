@@ -143,10 +143,21 @@ def hub_info(case: tuple[bytes, dict]) -> str:
 
 
 def make_case(kind: str, rng: random.Random):
+    from . import gen_plan, gen_refs
+
     if kind == "explain_log":
         return gen.explain_log_case(rng, LOG_FIXTURE.read_text().splitlines())
-    return getattr(gen, f"{kind}_case")(rng)
+    for module in (gen, gen_plan, gen_refs):
+        if hasattr(module, f"{kind}_case"):
+            return getattr(module, f"{kind}_case")(rng)
+    raise KeyError(kind)
 
 
-TARGETS = {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
-           "metrics": metrics, "cache": cache, "hub_info": hub_info}
+def _targets() -> dict:
+    from .targets_plan import TARGETS as PLAN_TARGETS
+
+    return {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
+            "metrics": metrics, "cache": cache, "hub_info": hub_info, **PLAN_TARGETS}
+
+
+TARGETS = _targets()
