@@ -113,3 +113,9 @@ def test_a_yaml_syntax_problem_is_one_line(tmp_path):
     line = next(ln for ln in text if "special characters" in ln)
     assert line.rstrip().endswith("special characters are not allowed"), line
     assert any(ln.strip().endswith(":2:11") for ln in text), text   # where the \x1b is
+
+
+def test_a_device_as_the_model_is_named_as_such():
+    # `kvfit /dev/zero` said "no such file or directory: /dev/zero"
+    code, out, err = run_cli("/dev/zero", "--context", "1k")
+    _one_paragraph(code, out, err, "'/dev/zero' is not a regular file or a directory")
