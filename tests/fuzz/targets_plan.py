@@ -176,7 +176,7 @@ def spec_yaml(case: tuple[str, str]) -> str:
                f"problem {p.code} at {p.line}:{p.col}: {p.message[:80]!r}")
         p.render()
     if arch is None:
-        return "refused"
+        return "rejected"                 # refused with located problems, as it should be
     return _escaped_expr(lambda: _evaluate(arch, spec_id))
 
 

@@ -31,14 +31,14 @@ class Clock:
 def test_the_budget_counts_from_the_start_less_the_exit_reserve():
     clock = Clock(100.9)                 # the first request, 0.9 s after the process started
     budget = deadline.Budget(2.0, started=100.0, clock=clock)
-    # 2 s less the reserve min(0.25, 2 / 10) = 0.2 s, from 100.0: it ends at 101.8
-    assert budget.end == pytest.approx(101.8)
-    assert budget.left() == pytest.approx(0.9)
+    # 2 s less the reserve min(0.5, 2 x 0.15) = 0.3 s, from 100.0: it ends at 101.7
+    assert budget.end == pytest.approx(101.7)
+    assert budget.left() == pytest.approx(0.8)
     clock.now = 101.5                    # a second request gets only what is left
-    assert budget.left() == pytest.approx(0.3)
+    assert budget.left() == pytest.approx(0.2)
     clock.now = 102.0
     assert budget.left() < 0
-    assert deadline.exit_reserve(10.0) == 0.25 and deadline.exit_reserve(0.5) == 0.05
+    assert deadline.exit_reserve(10.0) == 0.5 and deadline.exit_reserve(0.5) == pytest.approx(0.075)
 
 
 def test_the_process_start_is_in_the_past():
