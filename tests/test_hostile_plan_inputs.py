@@ -119,3 +119,40 @@ def test_a_device_as_the_model_is_named_as_such():
     # `kvfit /dev/zero` said "no such file or directory: /dev/zero"
     code, out, err = run_cli("/dev/zero", "--context", "1k")
     _one_paragraph(code, out, err, "'/dev/zero' is not a regular file or a directory")
+
+
+def test_an_engine_timeout_past_a_week_is_refused(tmp_path):
+    # [engine] timeout = 65970697666560 reached Popen.communicate(): OverflowError (exit 70)
+    folder = _config(QWEN, tmp_path)
+    code, out, err = run_cli(folder, "--context", "1k", "--hardware", "h100-80",
+                             "--check-engine", "vllm", "--engine-timeout", "65970697666560")
+    _one_paragraph(code, out, err, "at most 604,800 (a week)")
+    code, out, err = run_cli(folder, "--context", "1k", "--check-engine", "vllm",
+                             "--engine-timeout", "inf")
+    _one_paragraph(code, out, err, "--engine-timeout inf must be a positive number")
+
+
+def test_a_calibrate_timeout_past_a_week_is_refused(tmp_path):
+    shutil.copytree(QWEN, tmp_path / "model")
+    path = tmp_path / "cal.toml"
+    path.write_text('model = "model"\ncontext = "32k"\nhardware = "h100-80"\nweight_gib = 60\n'
+                    '[calibration]\nengine = "vllm"\nmode = "attach"\n'
+                    'base_url = "http://127.0.0.1:8000"\nrequest_timeout = inf\n')
+    code, out, err = run_cli("calibrate", path, "--dry-run")
+    _one_paragraph(code, out, err, "'calibration.request_timeout' must be at most 604,800")
+
+
+def test_a_reference_the_parser_reads_as_local_is_loaded_as_local(tmp_path, monkeypatch):
+    # "..\n": the plan's own check saw no file named "..\n", the parser stripped it to ".."
+    # (a local directory) and the Hub resolver got a local reference (NotImplementedError)
+    (tmp_path / "sub").mkdir()
+    _config(QWEN, tmp_path)
+    monkeypatch.chdir(tmp_path / "sub")
+    code, out, err = run_cli("..\n", "--context", "1k", "--hardware", "h100-80")
+    assert code == 0, err
+
+
+def test_a_lone_surrogate_in_a_reference_is_a_usage_error():
+    # '~nobod\ud800y/x': os.path.expanduser() raised UnicodeEncodeError
+    code, out, err = run_cli("~nobod\ud800y/x", "--context", "1k")
+    _one_paragraph(code, out, err, "is not valid text (a lone surrogate)")

@@ -63,9 +63,11 @@ def load_metadata(req: PlanRequest) -> Metadata:
     if req.model is None:
         raise UsageError("no model given.", hint="Pass a checkpoint directory, a config.json, "
                          "a Hub id such as Qwen/Qwen3-32B, or a TOML preset.")
-    path = Path(req.model).expanduser()      # a preset's "~/models/x" as a shell would read it
     try:
+        path = Path(req.model).expanduser()  # a preset's "~/models/x" as a shell would read it
         local = path.exists()
+    except ValueError:              # not encodable (a lone surrogate): the parser says why
+        local = False
     except OSError as exc:          # a name the file system refuses (a part over 255 bytes)
         raise UsageError(f"cannot use the model path {str(req.model)[:80]!r}...: "
                          f"{exc.strerror}.", hint="Pass a checkpoint directory, a "
@@ -76,6 +78,9 @@ def load_metadata(req: PlanRequest) -> Metadata:
             return load_local(path)
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
+    if ref.kind == "local":              # the parser's reading ("..\n" is "..", "~/x" expanded)
+        from ..source.local import load_local
+        return load_local(Path(ref.path))
     headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=headers,
                        started=req.hub_started)

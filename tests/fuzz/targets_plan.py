@@ -55,7 +55,7 @@ def check_report(report: dict) -> str:
 
     for where, value in _numbers(report):
         _check(math.isfinite(value), f"{where} = {value!r}")
-        echoed = where.startswith((".model.", ".architecture.fields["))   # config values as given
+        echoed = where.startswith((".model.", ".architecture.fields[", ".rope_scaling.stated."))
         signed = SIGNED & set(where.replace("[", ".").split("."))
         _check(value >= 0 or echoed or signed, f"{where} = {value!r} < 0")
     code = verdict_code(report)
@@ -146,6 +146,8 @@ def _calibrate(path: Path) -> str:
 
     _, cal = deploy.load(path)
     _finite_fields(cal, "calibration")
+    _check(all(getattr(cal, k) <= 7 * 86_400 for k in ("startup_timeout", "request_timeout",
+                                                       "metrics_interval")), "a timeout past a week")
     _check(0 < cal.port < 65536 and cal.output_tokens >= 1, "port / output_tokens")
     out = io.StringIO()
     with redirect_stdout(out), redirect_stderr(io.StringIO()):
