@@ -44,16 +44,20 @@ def check_timeout(value: object) -> float:
     return seconds
 
 
+MAX_START_AGE_S = 30.0   # the console entry asks at once; an older "start" is a clock mismatch
+
+
 def process_age() -> float:
     """Seconds since this process started (Linux: /proc/self/stat against CLOCK_BOOTTIME),
-    or 0.0 where the platform does not say."""
+    or 0.0 where the platform does not say (or says something implausible)."""
     try:
         with open("/proc/self/stat", "rb") as stat:
             after_name = stat.read().rsplit(b")", 1)[1].split()
         started = int(after_name[19]) / os.sysconf("SC_CLK_TCK")   # field 22: starttime
-        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
+    return age if 0.0 <= age <= MAX_START_AGE_S else 0.0
 
 
 def process_started(clock: Callable[[], float] = time.monotonic) -> float:
