@@ -18,7 +18,7 @@ import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from .targets import Wrong, _check, _whole
+from .checks import Wrong, _check, _whole
 
 # numbers a report may legitimately hold below zero (differences, signed room)
 # (vLLM's available KV memory and the rest after weights go below zero when it refuses to start)
@@ -54,7 +54,7 @@ def check_report(report: dict) -> str:
     from kvfit.report.text import render_text
 
     for where, value in _numbers(report):
-        _check(math.isfinite(value), f"{where} = {value!r}")
+        _check(isinstance(value, int) or math.isfinite(value), f"{where} = {value!r}")
         echoed = where.startswith((".model.", ".architecture.fields[", ".rope_scaling.stated."))
         signed = SIGNED & set(where.replace("[", ".").split("."))
         _check(value >= 0 or echoed or signed, f"{where} = {value!r} < 0")
