@@ -99,12 +99,19 @@ def _schema():
 
 
 def plan_argv(argv: list[str]) -> str:
+    """Plan ARGV in-process. An engine check ([engine] check, --check-engine) is validated
+    (kvfit.preflight.options) but not run: it starts the engine's own Python, which is the
+    engine's input, not kvfit's (and a process start per case)."""
     from kvfit.cli.main import _request
     from kvfit.cli.plan_args import build_parser
     from kvfit.plan.build import plan
+    from kvfit.preflight.options import engine_check
 
     with redirect_stderr(io.StringIO()):
         req = _request(vars(build_parser().parse_args(argv)))
+        if req.check_engine is not None:
+            engine_check(req)
+            req.check_engine = None
         return check_report(_escaped_expr(lambda: plan(req)))
 
 
