@@ -108,10 +108,10 @@ def test_a_yaml_syntax_problem_is_one_line(tmp_path):
     spec = tmp_path / "qwen3.yaml"
     spec.write_text("id: qwen3\nsummary: '\x1b'\n")
     code, out, err = run_cli("specs", "check", spec)
-    assert code == 2 and "special characters are not allowed" in err + out
-    text = (err + out).splitlines()
-    line = next(ln for ln in text if "special characters" in ln)
-    assert line.rstrip().endswith("special characters are not allowed"), line
+    assert code == 2 and "characters are not allowed" in err + out   # ruamel: "special" or
+    text = (err + out).splitlines()                                  # "control" characters
+    line = next(ln for ln in text if "characters are not allowed" in ln)
+    assert line.rstrip().endswith("characters are not allowed"), line
     assert any(ln.strip().endswith(":2:11") for ln in text), text   # where the \x1b is
 
 
