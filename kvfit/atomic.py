@@ -1,4 +1,4 @@
-"""Atomic small-file writes for kvfit's caches."""
+"""Atomic file writes: a temporary file in the target's folder, then a rename."""
 
 from __future__ import annotations
 
@@ -7,24 +7,40 @@ import tempfile
 from pathlib import Path
 
 
-def write_text(target: Path, text: str) -> bool:
-    """Write `text` to `target` through a temporary file and a rename. Returns False (and
-    leaves no temporary file behind) on any OSError: a full disk, an unwritable folder, an
-    interrupt; the caches that use it are optional."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes(target: Path, data: bytes, shared: bool = False) -> None:
+    """Write `data` to `target` through a temporary file and a rename; on any OSError (a full
+    disk, an unwritable folder, an interrupt) the error propagates, the temporary file is
+    removed and `target` is untouched. shared: the file gets the permissions a plain `open`
+    would give it (0666 less the umask) instead of the temporary file's private 0600."""
     tmp = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if shared:
+            os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
         tmp = None
-        return True
-    except OSError:
-        return False
     finally:
         if tmp is not None:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def write_text(target: Path, text: str) -> bool:
+    """Write `text` to `target` atomically (creating its folder). Returns False, leaving no
+    temporary file behind, on any OSError; the caches that use it are optional."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(target, text.encode("utf-8"))
+        return True
+    except OSError:
+        return False

@@ -1,8 +1,9 @@
 """The local accelerators: `--hardware auto` and `kvfit hardware detect [--json]`.
 
-kvfit asks the driver's own tool, `nvidia-smi --query-gpu=name,memory.total,memory.free
+kvfit asks NVML when the optional `nvidia-ml-py` package is installed (kvfit.detect_nvml),
+else the driver's own tool, `nvidia-smi --query-gpu=name,memory.total,memory.free
 --format=csv,noheader,nounits` (one line per GPU, MiB), and maps each name to a hardware
-preset by the NAMES table below (most specific pattern first). NVML is not a dependency.
+preset by the NAMES table below (most specific pattern first).
 A plan on `--hardware auto` runs on N x that preset (N = the GPUs seen, or --gpus when
 smaller) and says what it saw; `--memory-basis free` budgets from the least free GPU's free
 memory instead of the preset's. Without nvidia-smi, with GPUs of two kinds, or with a name no
@@ -35,7 +36,8 @@ NAMES = [
 ]
 NO_TOOL = ("--hardware auto: no nvidia-smi on PATH, so kvfit cannot see a local NVIDIA GPU "
            "(none is installed, the driver is missing, or this is a container without GPU "
-           "access).")
+           "access; NVML was not available either: the optional nvidia-ml-py package is not "
+           "installed or could not reach a driver).")
 NO_TOOL_HINT = ("Name the accelerator instead: --hardware h100-80 --gpus 8, --system dgx-spark, "
                 "or --hardware custom:<GiB> (`kvfit --list-hardware` lists the presets).")
 
@@ -90,53 +92,67 @@ def preset_for(name: str) -> str | None:
     return None
 
 
+def query_any() -> tuple[list[Gpu], str, str]:
+    """(GPUs, the source's short name, how it was asked): NVML first, else nvidia-smi."""
+    from . import detect_nvml
+
+    gpus = detect_nvml.query()
+    if gpus is not None:
+        return gpus, "NVML", "NVML (nvidia-ml-py): nvmlDeviceGetName, nvmlDeviceGetMemoryInfo"
+    return query(), "nvidia-smi", "nvidia-smi " + " ".join(QUERY)
+
+
 def detect(gpus: list[Gpu] | None = None) -> dict:
-    """What was seen and the preset it maps to: {"tool", "gpus", "count", "name", "preset",
-    "total_mib", "free_mib" (least free GPU), "unified", "notes"}; exit 2 when unmappable."""
+    """What was seen and the preset it maps to: {"tool", "source", "gpus", "count", "name",
+    "preset", "total_mib", "free_mib" (least free GPU), "unified", "notes"}; exit 2 when
+    unmappable. `gpus` given: those (a test's), attributed to nvidia-smi."""
     from .hardware import find_accelerator
 
-    gpus = query() if gpus is None else gpus
+    if gpus is None:
+        gpus, source, tool = query_any()
+    else:
+        source, tool = "nvidia-smi", "nvidia-smi " + " ".join(QUERY)
     names = sorted({g.name for g in gpus})
     seen = [{"index": g.index, "name": g.name, "total_mib": g.total_mib,
              "free_mib": g.free_mib, "preset": preset_for(g.name)} for g in gpus]
     if len(names) > 1:
-        raise UsageError(f"--hardware auto: nvidia-smi reports GPUs of {len(names)} kinds "
+        raise UsageError(f"--hardware auto: {source} reports GPUs of {len(names)} kinds "
                          f"({'; '.join(names)}); kvfit plans one accelerator type.",
                          hint="Pass --hardware ID --gpus N for the GPUs to plan on.")
     preset = preset_for(names[0])
     total = min((g.total_mib for g in gpus if g.total_mib is not None), default=None)
     if preset is None:
         size = f"custom:{total / 1024:.0f}" if total else "custom:<GiB>"
-        raise UsageError(f"--hardware auto: nvidia-smi reports '{names[0]}'"
+        raise UsageError(f"--hardware auto: {source} reports '{names[0]}'"
                          + (f" ({total:,} MiB)" if total else "") + ", which no kvfit "
                          "hardware preset matches.", hint=f"Pass --hardware {size} (its "
                          "memory in GiB) or a preset id from `kvfit --list-hardware`.")
     acc = find_accelerator(preset)
     free = [g.free_mib for g in gpus]
-    out = {"tool": "nvidia-smi " + " ".join(QUERY), "gpus": seen, "count": len(gpus),
+    out = {"tool": tool, "source": source, "gpus": seen, "count": len(gpus),
            "name": names[0], "preset": acc.id, "total_mib": total,
            "free_mib": None if None in free else min(free), "unified": acc.unified,
            "notes": []}
     if total and acc.visible_mib and abs(total - acc.visible_mib) > 0.02 * acc.visible_mib:
-        out["notes"].append(f"nvidia-smi reports {total:,} MiB per GPU, the {acc.id} preset "
+        out["notes"].append(f"{source} reports {total:,} MiB per GPU, the {acc.id} preset "
                             f"{acc.visible_mib:,} MiB: the plan uses the preset's figure "
                             "(--memory-basis free or --device-memory-gib budget otherwise).")
     if acc.unified:
         out["notes"].append(f"{acc.name} has unified memory shared with the CPU and the "
                             "operating system: kvfit plans on the preset's documented planning "
-                            "default, not on what nvidia-smi reports; close other programs "
+                            f"default, not on what {source} reports; close other programs "
                             "and check the budget before serving.")
     return out
 
 
 def describe(d: dict, used: int, lead: str = "--hardware auto: ", verb: str = "planned on"
              ) -> str:
-    """One sentence: what nvidia-smi saw and what the plan runs on."""
+    """One sentence: what the driver (NVML or nvidia-smi) saw and what the plan runs on."""
     mem = (f"{d['total_mib']:,} MiB total" if d["total_mib"] else "memory total not reported")
     if d["free_mib"] is not None:
         mem += f", {d['free_mib']:,} MiB free on the least free"
     subset = f" (the first {used} of {d['count']}: --gpus)" if used < d["count"] else ""
-    return (f"{lead}nvidia-smi sees {d['count']} x {d['name']} ({mem}); {verb} "
+    return (f"{lead}{d.get('source', 'nvidia-smi')} sees {d['count']} x {d['name']} ({mem}); {verb} "
             f"{used} x {d['preset']}{subset}.")
 
 
@@ -156,11 +172,11 @@ def apply(req, warnings: list[str]):
     d = detect()
     used = d["count"] if req.gpus is None else req.gpus
     if not 0 < used <= d["count"]:
-        raise UsageError(f"--gpus {req.gpus} with --hardware auto: nvidia-smi sees "
+        raise UsageError(f"--gpus {req.gpus} with --hardware auto: {d['source']} sees "
                          f"{d['count']} x {d['name']}.", hint="Give at most that many, or "
                          "name the hardware (--hardware ID --gpus N) to plan GPUs not here.")
     if req.memory_basis == "free" and d["free_mib"] is None:
-        raise UsageError(f"--memory-basis free: nvidia-smi reports no free memory for "
+        raise UsageError(f"--memory-basis free: {d['source']} reports no free memory for "
                          f"{d['name']}" + (" (unified memory)" if d["unified"] else "") + ".",
                          hint="Use --device-memory-gib G with the memory you can give the "
                               "engine (on a unified-memory system, what `free -g` leaves).")

@@ -106,8 +106,11 @@ class SpecError(KvfitError):
         n = len(self.problems)
         first = self.problems[0] if self.problems else None
         where = f" (first at {first.file}:{first.line}:{first.col})" if first else ""
-        KvfitError.__init__(self, f"{n} problem(s) in spec files{where}.")
+        KvfitError.__init__(self, f"{n} {'problem' if n == 1 else 'problems'} in spec "
+                            f"files{where}.")
 
     def render(self) -> str:
         body = "\n\n".join(p.render() for p in self.problems)
-        return safe(f"{body}\n\nkvfit: {len(self.problems)} spec problem(s); nothing was planned.")
+        n = len(self.problems)
+        return safe(f"{body}\n\nkvfit: {n} spec {'problem' if n == 1 else 'problems'}; nothing "
+                    "was planned.")

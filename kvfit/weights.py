@@ -42,12 +42,14 @@ def _counted(meta: Metadata) -> Weights:
     return Weights(None, "unknown", "no weight files, no safetensors index, no --weight-gib")
 
 
-def config_estimate(meta: Metadata, res, model_bytes) -> tuple[object | None, str]:
-    """(WeightEstimate or None, basis or why not): weights from the spec's config shapes."""
+def config_estimate(meta: Metadata, res, model_bytes, mtp: bool = False
+                    ) -> tuple[object | None, str]:
+    """(WeightEstimate or None, basis or why not): weights from the spec's config shapes;
+    `mtp` adds the MTP / draft layers the spec lists (loaded by a speculative run)."""
     from .quant import summarize
     from .weights_estimate import estimate_weights
 
-    return estimate_weights(res, summarize(meta), model_bytes)
+    return estimate_weights(res, summarize(meta), model_bytes, mtp)
 
 
 def count_weights(meta: Metadata, weight_gib: float | None, floor_gib: float | None = None,

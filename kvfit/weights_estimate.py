@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from functools import lru_cache
 
 from .errors import KvfitError
@@ -25,6 +25,7 @@ from .state.resolve import Resolution
 from .weight_storage import formats, source
 
 _DIGIT_EXPERT = re.compile(r"experts\.(\d|\[)")
+_MTP = re.compile(r"\bmtp\b")
 
 
 class _Unavailable(Exception):
@@ -75,6 +76,9 @@ class _Matcher:
     def __init__(self, entries: tuple[str, ...]):
         self.plain = {e for e in entries if not e.startswith("re:") and not set(e) & set("*?[")}
         self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
+        # one alternation of the globs (fnmatchcase semantics: translate + match), so a path
+        # is tried once per ancestor, not once per glob (NVFP4 exclusion lists hold hundreds)
+        self.glob_re = re.compile("|".join(map(translate, self.globs))) if self.globs else None
         self.regexes = []
         for e in entries:
             if e.startswith("re:"):
@@ -91,7 +95,7 @@ class _Matcher:
             return True
         if self.plain and not self.plain.isdisjoint(_runs(path)):
             return True
-        if any(fnmatchcase(p, g) for g in self.globs for p in _prefixes(path)):
+        if self.glob_re is not None and any(self.glob_re.match(p) for p in _prefixes(path)):
             return True
         return any(r.match(path) for r in self.regexes)
 
@@ -209,6 +213,7 @@ class _Estimator:
             path = path.replace("{r}", "0")  # one copy stands for all `repeat` copies
             for e in each:
                 fmt = self.fmt(path.replace("{e}", str(e)))
+                fmt = dict(t.formats).get(fmt, fmt)
                 seen.add(fmt or "model dtype")
                 total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
@@ -216,9 +221,10 @@ class _Estimator:
                            heads)
 
 
-def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
+def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, mtp: bool = False
                      ) -> tuple[WeightEstimate | None, str]:
-    """(estimate, basis) or (None, why not)."""
+    """(estimate, basis) or (None, why not). `mtp`: count the tensors the spec marks as the
+    checkpoint's MTP / draft layers (`when: mtp`), which only a speculative run loads."""
     params = res.arch.parameters
     if params is None:
         return None, f"spec '{res.arch.id}' lists no parameter shapes"
@@ -236,11 +242,18 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
         names = res.values | {k: ([] if r.value is None and kinds[k].type == "list"
                                   else r.value) for k, r in extra.items()
                               if r.value is not None or kinds[k].type == "list"}
+        # layer sets are visible to the checks as index lists (a field of the same name wins)
+        checked = dict(res.sets) | names
         for check, message in params.requires:
-            if not check.evaluate(names):
+            if not check.evaluate(checked):
                 return None, f"{message} (check: {check.text})"
-        est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes, "mtp": 0})
-        rows = tuple(r for r in (est.row(t) for t in params.tensors) if r is not None)
+        est = _Estimator(res, quant, model_bytes, names | {"model_bytes": model_bytes,
+                                                           "mtp": 1 if mtp else 0})
+        every = [(t, est.row(t)) for t in params.tensors]
+        rows = tuple(r for _, r in every if r is not None)
+        # say "MTP layers included" only when a row gated on `mtp` was counted
+        mtp_counted = any(r is not None and t.when is not None and _MTP.search(t.when.text)
+                          for t, r in every)
     except _Unavailable as exc:
         return None, str(exc)
     except ExprError as exc:
@@ -251,5 +264,5 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes
     detail = (f"estimate from config shapes (spec '{res.arch.id}' parameters, "
               f"{sum(r.instances for r in rows):,} tensors; quantized storage: {stored}"
               f"{' per ' + source() if est.used else ''}; everything else at "
-              f"{model_bytes} B per element)")
+              f"{model_bytes} B per element{'; MTP layers included' if mtp_counted else ''})")
     return WeightEstimate(rows, detail), detail

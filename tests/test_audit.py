@@ -37,6 +37,21 @@ def test_example_frontier_judges_every_cell():
     assert qwen["state_bytes"] == 8589934592 and qwen["oracle"]["expected"] == 8589934592
 
 
+def test_example_frontier_checks_estimates_against_pinned_indexes():
+    # medgemma-27b-it and Devstral-Small-2507 plan from their pinned indexes; the audit also
+    # computes each spec's config-shape estimate and compares the bytes: both equal the
+    # index total_size (54,864,813,280 B for medgemma, tests/test_weights_estimate_vision.py;
+    # Devstral, tests/test_weights_estimate.py).
+    report = run(load_frontier(EXAMPLE))
+    assert report["weights_check"] == {"compared": 2, "exact": 2, "differ": []}
+    med = next(c for c in report["cells"] if c["model"] == "google/medgemma-27b-it")
+    assert med["weights_check"]["index_bytes"] == med["weights_check"]["estimate_bytes"] \
+        == 54_864_813_280
+    # Cells whose weights are an estimate themselves carry no cross-check.
+    assert all("weights_check" not in c for c in report["cells"]
+               if c["model"] == "deepseek-ai/DeepSeek-V3.2")
+
+
 def test_cli_text_and_json(tmp_path):
     code, out, err = run_cli("audit", EXAMPLE)
     assert code == 0, err

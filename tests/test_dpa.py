@@ -132,8 +132,10 @@ def test_must_show_mla_dp_holds_several_times_tp8_because_tp_copies_the_latent(s
     note = report["placement_notes"][0]
     assert "where TP=8 x DP=1 holds 71" in note and "8 copies" in note
     _, text, _ = run_cli(*args)
-    assert "hold 8 copies of each sequence's state" in text
-    assert text == snap_text
+    assert "(latent: 8 copies)" in text and text == snap_text
+    _, verbose, _ = run_cli(*args, "--verbose")       # and each layout's own copy note
+    assert "TP=8: latent: one shared head, replicated on every TP rank, so the 8 ranks of a " \
+           "group hold 8 copies of each sequence's state" in verbose
 
 
 def test_glm_attention_dp_beats_tp8_several_times():

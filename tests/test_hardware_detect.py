@@ -1,5 +1,6 @@
 """`--hardware auto` and `kvfit hardware detect`, against a fake `nvidia-smi` put first on PATH
-(PATH holds only the fake's folder, so a real nvidia-smi on the test host is never run)."""
+(PATH holds only the fake's folder, so a real nvidia-smi on the test host is never run; NVML
+is switched off, so an installed nvidia-ml-py is never asked either: test_hardware_nvml.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def smi(tmp_path, monkeypatch):
         tool.write_text(f"#!/bin/sh\n{body}exit {code}\n")
         tool.chmod(0o755)
         monkeypatch.setenv("PATH", str(tmp_path))
+        monkeypatch.setattr("kvfit.detect_nvml.load", lambda: None)   # no NVML: nvidia-smi
     return install
 
 
@@ -126,6 +128,7 @@ def test_a_failing_nvidia_smi_exits_2(smi):
 
 def test_no_nvidia_smi_is_one_clear_paragraph(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))        # an empty folder: no nvidia-smi
+    monkeypatch.setattr("kvfit.detect_nvml.load", lambda: None)      # and no NVML
     code, _, err = run_cli(*PLAN)
     _clean(code, err, "no nvidia-smi on PATH, so kvfit cannot see a local NVIDIA GPU")
     assert "--hardware h100-80 --gpus 8" in err

@@ -58,7 +58,7 @@ def test_must_show_glm_search_finds_four_b300_nodes_on_the_nominal_basis(snap_te
     assert report["hardware"]["system"] == "dgx-b300" and report["hardware"]["nodes"] == 4
     assert report["recommended"]["max_sequences"] == 64
     code, text, _ = run_cli(GLM, *GLM_SEARCH, "--memory-basis", "nominal")
-    assert "dgx-b300     4 node(s) = 32 x b300-288" in text
+    assert "dgx-b300     4 nodes = 32 x b300-288" in text
     assert "NO CANDIDATE: no candidate under these settings" in text
     assert text == snap_text
     assert run_cli(GLM, *GLM_SEARCH, "--memory-basis", "nominal", "--json")[1] == snap_json
@@ -74,7 +74,7 @@ def test_glm_search_on_the_visible_basis_needs_seven_nodes_and_says_why():
     assert cmp["basis"] == "visible" and cmp["other_max_sequences"] == 112
     assert "19.406 GiB more per GPU" in cmp["explanation"]
     _, text, _ = run_cli(GLM, *GLM_SEARCH)
-    assert "on the nominal basis: 4 node(s)" in text
+    assert "on the nominal basis: 4 nodes" in text
 
 
 def test_cross_domain_only_candidates_state_their_best_local_layout():
@@ -150,3 +150,12 @@ def test_search_preset_keys(tmp_path):
     search = json.loads(out)["search"]
     assert [c["nodes"] for c in search["candidates"]] == [2, 1]
     assert search["chosen"] == "dgx-h200"
+
+
+def test_tp_candidates_are_every_divisor_in_order():
+    from kvfit.plan.layouts import tp_candidates
+    assert tp_candidates(12, None) == [1, 2, 3, 4, 6, 12]
+    assert tp_candidates(1024, None) == [2**k for k in range(11)]
+    assert tp_candidates(36, None) == [1, 2, 3, 4, 6, 9, 12, 18, 36]   # a square: 6 once
+    assert tp_candidates(7, None) == [1, 7] and tp_candidates(1, None) == [1]
+    assert tp_candidates(8, 4) == [4]

@@ -74,21 +74,24 @@ def test_llama4_scout_text_decoder_and_the_vllm_tp4_weights():
     # 16 x 3 x 8,192 x 5,120 = 2,013,265,920; shared expert 3 x 8,192 x 5,120 = 125,829,120;
     # router 16 x 5,120 = 81,920; norms 2 x 5,120 = 10,240 -> 2,202,101,760 x 48 =
     # 105,700,884,480. + final norm 5,120 = 107,769,861,120 parameters x 2 B
-    # = 215,539,722,240 B. The vision encoder and projector are not counted.
+    # = 215,539,722,240 B for the text decoder; the vision encoder and projector add
+    # 871,932,416 parameters (derived in tests/test_weights_estimate_vision.py).
     est, why = _estimate(_config("llama4", "meta-llama--Llama-4-Scout-17B-16E-Instruct"))
     assert est is not None, why
-    assert est.total_bytes == 107_769_861_120 * 2
+    assert est.total_bytes == (107_769_861_120 + 871_932_416) * 2
     # TP4: every rank keeps the norms (48 x 2 x 5,120 + 5,120 = 496,640 values) and the
     # routers (48 x 16 x 5,120 = 3,932,160 values) whole: 8,857,600 B; the rest splits 4
     # ways (k/v: 8 heads over 4 ranks). (215,539,722,240 - 8,857,600) / 4 + 8,857,600
-    # = 53,891,573,760 B = 50.19 GiB.
-    assert est.rank_bytes(4) == 53_891_573_760
+    # = 53,891,573,760 B. Of the tower, the class and position embeddings, the LayerNorms
+    # and the o_proj / fc2 biases stay whole (1,408 + 812,416 + 5,632 + 34 x (4 x 1,408 +
+    # 2 x 1,408) = 1,106,688 values = 2,213,376 B); its other 870,825,728 values split 4
+    # ways (435,412,864 B): 54,329,200,000 B = 50.60 GiB.
+    assert est.rank_bytes(4) == 53_891_573_760 + 435_412_864 + 2_213_376 == 54_329_200_000
     # vLLM 0.19.0 printed "weights memory: 53.12GiB" per rank for this checkpoint at TP4 on
     # H100 (tests/fixtures/engine_logs/vllm-0.19.0-llama-4-scout-17b-16e-instruct-h100-tp4.log):
-    # the estimate is 2.93 GiB (5.5%) lower. That load-time figure also holds the vision tower
-    # and projector (about 0.87 B parameters, ~0.4 GiB per rank if sharded 4 ways) and, most
-    # likely, vLLM's RoPE cos/sin cache for max_position_embeddings 10,485,760 positions x 128
-    # x 2 B = 2.5 GiB, neither of which is a text-decoder weight.
+    # the estimate is 2.52 GiB (4.7%) lower; most likely vLLM's RoPE cos/sin cache for
+    # max_position_embeddings 10,485,760 positions x 128 x 2 B = 2.5 GiB, which is not a
+    # checkpoint weight.
     printed = 53.12 * GIB
     assert 0 < printed - est.rank_bytes(4) < 0.06 * printed
 

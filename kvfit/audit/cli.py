@@ -26,7 +26,7 @@ def run(argv: list[str]) -> int:
     from .run import run as run_audit
 
     args = build_parser().parse_args(argv)
-    report = run_audit(load_frontier(Path(args.file)))
+    report = run_audit(load_frontier(Path(args.file)), quiet=args.json)
     sys.stdout.write(render_json(report) if args.json else render_text(report))
     return 0 if report["passed"] else 1
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from ..errors import KvfitError
 from ..plan.build import load_metadata, plan
 from ..plan.layouts import recommended_layout
 from ..plan.request import PlanRequest
+from ..report.words import count
 from .config import Frontier
 from .oracle import state_bytes
+from .weights_check import summary, weights_check
 
 
 def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
@@ -18,14 +21,30 @@ def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> di
     if engine:
         from ..engines.spec import parse_engine
         name, version = parse_engine(engine)
-    req = PlanRequest(model=m["model"], context=ctx, kv_dtype=m.get("kv_dtype", "auto"),
+    req = PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
+                      kv_dtype=m.get("kv_dtype", "auto"),
                       weight_gib=m.get("weight_gib"), offline=offline, engine=name,
                       engine_version=version, suggest=False, **extra)
     return plan(req)
 
 
+def _pinned(m: dict, offline: bool) -> dict:
+    """The model entry pinned to the Hub commit it resolves to now, so every plan of the audit
+    (each context, fleet, oracle and dtype check) reads that cached snapshot instead of
+    resolving the branch again. A model that cannot be read is left as given: its plans
+    report the refusal."""
+    try:
+        meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
+    except KvfitError:
+        return m
+    if meta.origin == "hub" and meta.revision and re.fullmatch(r"[0-9a-f]{40}", meta.revision):
+        return m | {"revision": meta.revision}
+    return m
+
+
 def _oracle(m: dict, ctx_tokens: int, report: dict, offline: bool) -> dict:
-    meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
+    meta = load_metadata(PlanRequest(model=m["model"], revision=m.get("revision"),
+                                     offline=offline))
     width = Fraction(report["dtypes"]["kv"]["bytes_per_value"])
     expected, how = state_bytes(meta.config, ctx_tokens, width)
     got = report["state"]["bytes_per_sequence"]
@@ -61,24 +80,34 @@ def _cell(f: Frontier, m: dict, ctx) -> dict:
              "state_bytes": r["state"]["bytes_per_sequence"],
              "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(m, r["context_tokens"],
                                                                         r, f.offline)}
+    check = weights_check(m, r, f.offline)
+    if check is not None:
+        cell["weights_check"] = check
     fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", f.engine, hardware=h["preset"],
                      gpus=n) for h in f.hardware for n in h["counts"]]
-    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {n} node(s)", f.engine,
+    fleets += [_fleet(m, ctx, f.offline, f"{s['preset']} x {count(n, 'node')}", f.engine,
                       system=s["preset"], nodes=n) for s in f.systems for n in s["node_counts"]]
     unjudged = [x["fleet"] for x in fleets if x["status"] == "answered" and x["fits"] is None]
     if unjudged:      # state without a verdict is not coverage: a gate must not pass on it
         cell |= {"status": "not judged", "reason": f"no fit judged on {len(unjudged)} of "
-                 f"{len(fleets)} fleet(s) (weights unknown: no weight files, index or "
+                 f"{count(len(fleets), 'fleet')} (weights unknown: no weight files, index or "
                  "config estimate)"}
     return cell | {"fleets": fleets}
 
 
-def run(f: Frontier) -> dict:
-    """The audit report (JSON-ready)."""
+def run(f: Frontier, quiet: bool = False, stream=None) -> dict:
+    """The audit report (JSON-ready); progress per cell on a terminal's stderr unless `quiet`."""
+    from ..progress import progress
     from .checks import coverage, monotonicity
 
-    cells = [_cell(f, m, ctx) for m in f.models for ctx in m["contexts"]]
-    dtype = [_dtype_check(f, m) for m in f.models]
+    models = [_pinned(m, f.offline) for m in f.models]
+    todo = [(m, ctx) for m in models for ctx in m["contexts"]]
+    cells = []
+    with progress("audit", total=len(todo), stream=stream, quiet=quiet) as shown:
+        for m, ctx in todo:
+            shown.step(f"{m['model']} at {ctx}")
+            cells.append(_cell(f, m, ctx))
+    dtype = [_dtype_check(f, m) for m in models]
     problems = monotonicity(cells) + [p for p in dtype if p]
     cov = coverage(cells)
     oracle_fail = [c for c in cells if c.get("oracle", {}).get("agrees") is False]
@@ -90,7 +119,7 @@ def run(f: Frontier) -> dict:
             "coverage": cov, "cells": cells, "problems": problems,
             "oracle": {"checked": sum(1 for c in cells if c.get("oracle", {}).get("agrees")
                                       is not None), "disagreements": len(oracle_fail)},
-            "passed": ok}
+            "weights_check": summary(cells), "passed": ok}
 
 
 def _dtype_check(f: Frontier, m: dict) -> str | None:
@@ -98,7 +127,8 @@ def _dtype_check(f: Frontier, m: dict) -> str | None:
     ctx = m["contexts"][0]
     try:
         wide = _plan(m, ctx, f.offline)
-        narrow = plan(PlanRequest(model=m["model"], context=ctx, kv_dtype="fp8",
+        narrow = plan(PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
+                                  kv_dtype="fp8",
                                   weight_gib=m.get("weight_gib"), offline=f.offline))
     except KvfitError:
         return None

@@ -85,7 +85,7 @@ def _names(cal, rules) -> dict:
     return names(cal.engine, rules)
 
 
-def _measure(path, cal, dep, pts, how, notes, key, shown) -> dict:
+def _measure(path, cal, dep, pts, how, notes, key, shown, quiet=False) -> dict:
     work = Path(tempfile.mkdtemp(prefix="kvfit-calibrate-"))
     run = {"workdir": work, "key": key, "warnings": [], "rules": None,
            "values": sweep.base_values(cal, dep, pts)}
@@ -94,8 +94,8 @@ def _measure(path, cal, dep, pts, how, notes, key, shown) -> dict:
         ensure_python(cal.python)
     try:
         with procs.terminate_as_interrupt():
-            sweep.reach(run, cal, dep, shown)
-            judged = sweep.sweep(run, cal, dep, pts, shown)
+            sweep.reach(run, cal, dep, shown, quiet)
+            judged = sweep.sweep(run, cal, dep, pts, shown, quiet)
     finally:
         sweep.finish(run, cal)
         if not (run.get("server") or {}).get("kept"):
@@ -130,7 +130,7 @@ def run(argv: list[str]) -> int:
             body = _dry_run(path, cal, dep, pts, how, notes, key)
         else:
             body = _measure(path, cal, dep, pts, how, notes, key,
-                            lambda a: report.redact(sweep.text(a), secrets))
+                            lambda a: report.redact(sweep.text(a), secrets), ns.json)
     except KvfitError as err:
         err.message = report.redact(err.message, secrets)
         raise

@@ -75,12 +75,17 @@ def _attach(run: dict, cal) -> None:
     run["ready_after_s"] = endpoint.wait_ready(cal.base_url, cal.startup_timeout, run["key"])
 
 
-def reach(run: dict, cal, dep, shown) -> None:
+def reach(run: dict, cal, dep, shown, quiet: bool = False) -> None:
     """Start (launch) or find (attach) the server; fill run's endpoint facts and rules."""
-    if cal.mode == "launch":
-        _launch(run, cal, dep, shown)
-    else:
-        _attach(run, cal)
+    from ..progress import progress
+
+    with progress("calibrate", quiet=quiet) as p:
+        p.note(f"starting the {cal.engine} server and waiting until it answers" if
+               cal.mode == "launch" else f"reaching the server at {cal.base_url}")
+        if cal.mode == "launch":
+            _launch(run, cal, dep, shown)
+        else:
+            _attach(run, cal)
     meta = endpoint.metadata(cal.base_url, cal.engine, run["key"])
     if cal.mode == "attach":
         basis = "requested" if cal.version else (
@@ -101,18 +106,23 @@ def reach(run: dict, cal, dep, shown) -> None:
                                    f"request; the workload needs {dep.context:,}.")
 
 
-def sweep(run: dict, cal, dep, points: list[int], shown) -> list[dict]:
-    """Run the points in order; stop_on_failure ends at the first that does not qualify."""
+def sweep(run: dict, cal, dep, points: list[int], shown, quiet: bool = False) -> list[dict]:
+    """Run the points in order; stop_on_failure ends at the first that does not qualify.
+    Progress per point on a terminal's stderr unless `quiet` (kvfit.progress)."""
+    from ..progress import progress
+
     names = metrics.names(cal.engine, run["rules"])
     run["metric_names"] = names
     session = bench.Session(cal, run["rules"], run["values"], run["workdir"], names,
                             run["key"], Path(run["server"]["log"]) if run.get("server") else None)
     judged = []
-    for c in points:
-        raw = bench.run_point(session, c, shown)
-        judged.append(qualify.judge(raw, dep.context - cal.output_tokens, cal.slo))
-        if cal.stop_on_failure and not judged[-1]["qualified"]:
-            break
+    with progress("calibrate", total=len(points), quiet=quiet) as p:
+        for c in points:
+            p.step(f"benchmark at concurrency {c:,}")
+            raw = bench.run_point(session, c, shown)
+            judged.append(qualify.judge(raw, dep.context - cal.output_tokens, cal.slo))
+            if cal.stop_on_failure and not judged[-1]["qualified"]:
+                break
     return judged
 
 

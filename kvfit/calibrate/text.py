@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import shlex
 
+from ..report.words import count, number
+
 
 def _n(value, unit: str = "") -> str:
     if value is None:
         return "-"
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.3g}{unit}"
-    return f"{int(value):,}{unit}"
+    return f"{number(int(value))}{unit}"
 
 
 _AGREE = {True: "matches the plan", False: "DIFFERS from the plan",
@@ -27,16 +29,17 @@ def _head(doc: dict) -> list[str]:
     out = [f"kvfit calibrate: {p['model']} | {e['name']} {e['version']} ({e['version_basis']}) "
            f"| {doc['mode']} {doc['endpoint']['base_url']}",
            f"Plan (prediction): {p['layout']} on {p['hardware']}, {p['context_tokens']:,} tokens, "
-           f"KV {p['kv_dtype']}: {_n(pred)} resident sequences predicted"]
+           f"KV {p['kv_dtype']}: {_n(pred)} resident {'sequence' if pred == 1 else 'sequences'} "
+           "predicted"]
     ep = p.get("engine_prediction")
     if ep and ep.get("total") is not None:
         out.append(f"  engine rules ({ep['engine']} {ep['version']}): {ep['total']:,} "
                    f"({ep['per_replica']:,} per replica; {ep['basis']})")
     out.append(f"Workload: {w['dataset']}, {w['input_tokens']:,} input + {w['output_tokens']:,} "
                f"output tokens per request, length variation {w['length_variation']}, "
-               f"{w['requests_per_concurrency']} request(s) per concurrency, seed {w['seed']}")
+               f"{count(w['requests_per_concurrency'], 'request')} per concurrency, seed {w['seed']}")
     c = doc["concurrency"]
-    out.append(f"Concurrency points: {', '.join(str(x) for x in c['points'])} ({c['how']})")
+    out.append(f"Concurrency points: {', '.join(number(x) for x in c['points'])} ({c['how']})")
     out += [f"  note: {n}" for n in c["notes"]]
     return out
 

@@ -56,13 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fmt(value, unit: str) -> str:
+    from ..report.words import gib, number
+
     if value is None:
         return "-"
     if unit == "gib":
-        return f"{value:,.2f} GiB"
+        return gib(value * 2**30, 2)      # the engines print GiB with two decimals
     if unit == "ratio":
         return f"{value:.4g}"
-    return f"{int(round(value)):,}"
+    return number(int(round(value)))
 
 
 def render(result: dict) -> str:
@@ -71,7 +73,7 @@ def render(result: dict) -> str:
             f"(version: {result['version_basis']}; rules {result['rules_range']})\n"
             f"model {result['model'] or '(not named in the log)'} -> config {result['config']} (spec "
             f"{result['architecture']}), TP={result['tp']} ({result['tp_basis']}), "
-            f"KV {result['kv_dtype']}, max_model_len {result['max_model_len']:,}\n")
+            f"KV {result['kv_dtype']}, max_model_len {_fmt(result['max_model_len'], '')}\n")
     table = [("number", "printed", "predicted", "diff", "rule")]
     for r in result["rows"]:
         diff = "-" if r["diff_pct"] is None else f"{r['diff_pct']:+.2f}%"

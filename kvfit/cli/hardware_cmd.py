@@ -1,4 +1,4 @@
-"""`kvfit hardware detect [--json]`: the local GPUs nvidia-smi reports and their preset."""
+"""`kvfit hardware detect [--json]`: the local GPUs NVML or nvidia-smi reports, and their preset."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from .plan_args import Parser
 
 
 def parser() -> Parser:
-    p = Parser(prog="kvfit hardware", description="Local accelerators. `detect` reads "
-               "nvidia-smi (name, total and free memory per GPU) and maps the GPUs to the "
-               "hardware preset `--hardware auto` would plan on.")
+    p = Parser(prog="kvfit hardware", description="Local accelerators. `detect` reads NVML "
+               "(with the optional nvidia-ml-py package) or nvidia-smi (name, total and free "
+               "memory per GPU) and maps the GPUs to the hardware preset `--hardware auto` "
+               "would plan on.")
     sub = p.add_subparsers(dest="action", required=True, parser_class=Parser)
     d = sub.add_parser("detect", help="read the local GPUs and name their preset",
-                       description="Read the local GPUs with nvidia-smi (name, total and free "
-                       "MiB) and name the preset --hardware auto plans on; exit 2 without "
-                       "nvidia-smi.")
+                       description="Read the local GPUs with NVML (nvidia-ml-py, when "
+                       "installed) or nvidia-smi (name, total and free MiB) and name the preset "
+                       "--hardware auto plans on; exit 2 when neither can see a GPU.")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 

@@ -7,7 +7,26 @@ from pathlib import Path
 
 from ..errors import KvfitError
 
-SUBCOMMANDS = ("specs", "explain-log", "calibrate", "audit", "hardware")
+# name -> (module, its entry `run(argv) -> exit code`, its parser builder). main() dispatches
+# through this table and the man page (kvfit/cli/manpage.py) documents every entry from its
+# own parser, so a subcommand added here appears in both.
+SUBCOMMANDS = {
+    "specs": ("kvfit.cli.specs_cmd", "run", "build_parser"),
+    "hardware": ("kvfit.cli.hardware_cmd", "run", "parser"),
+    "explain-log": ("kvfit.cli.explain_log", "run", "build_parser"),
+    "calibrate": ("kvfit.calibrate.cli", "run", "build_parser"),
+    "audit": ("kvfit.audit.cli", "run", "build_parser"),
+    "fit": ("kvfit.cli.fit_cmd", "run", "parser"),
+    "catalog": ("kvfit.cli.catalog_cmd", "run", "parser"),
+}
+
+
+def subcommand(name: str, part: str):
+    """The `run` or `parser` function of subcommand `name` (imported only when needed)."""
+    from importlib import import_module
+
+    module, run, parser = SUBCOMMANDS[name]
+    return getattr(import_module(module), run if part == "run" else parser)
 
 
 def _list_hardware(as_json: bool) -> int:
@@ -45,7 +64,6 @@ def _request(ns: dict):
     """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset."""
     from ..plan.request import PlanRequest, normalize_tp
     from ..plan.spellings import resolve
-    from .preset import load_preset
 
     knobs = resolve(ns)
     values: dict = {}
@@ -54,6 +72,7 @@ def _request(ns: dict):
     if preset is None and model and model.endswith(".toml"):
         preset = ns.pop("model")
     if preset:
+        from .preset import load_preset
         values |= load_preset(Path(preset))
         values["input_config"] = preset
     values |= ns
@@ -80,6 +99,10 @@ def run_plan(argv: list[str], started: float | None = None) -> int:
         return _list_hardware(ns.get("json", False))
     if ns.pop("list_systems", False):
         return _list_systems(ns.get("json", False))
+    verbose = ns.pop("verbose", False)
+    if "sweep" in ns or "plot" in ns:
+        from .sweep_cmd import run_sweep
+        return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     req = _request(ns)
     from ..plan.build import plan
     req.hub_started = started
@@ -90,7 +113,8 @@ def run_plan(argv: list[str], started: float | None = None) -> int:
     else:
         from ..report.text import render_text
         from ..textsafe import escape_controls
-        sys.stdout.write(escape_controls(render_text(report)))   # config text may hold escapes
+        text = render_text(report, verbose=verbose)
+        sys.stdout.write(escape_controls(text))   # config text may hold escapes
     code = verdict_code(report)
     if "engine_check" in report:
         from ..preflight import exit_code
@@ -105,21 +129,8 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
     passes it, so a plan's --timeout bounds the whole run); None: from the first Hub request."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv and argv[0] == "specs":
-            from .specs_cmd import run
-            return run(argv[1:])
-        if argv and argv[0] == "explain-log":
-            from .explain_log import run as explain
-            return explain(argv[1:])
-        if argv and argv[0] == "hardware":
-            from .hardware_cmd import run as hardware
-            return hardware(argv[1:])
-        if argv and argv[0] == "audit":
-            from ..audit.cli import run as audit
-            return audit(argv[1:])
-        if argv and argv[0] == "calibrate":
-            from ..calibrate.cli import run as calibrate
-            return calibrate(argv[1:])
+        if argv and argv[0] in SUBCOMMANDS:
+            return subcommand(argv[0], "run")(argv[1:])
         return run_plan(argv, started)
     except KvfitError as err:
         if "--json" in argv:

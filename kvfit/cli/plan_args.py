@@ -5,43 +5,9 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from .helptext import epilog
 
-EPILOG = """\
-exit codes:
-  0  answered: the target fits
-  1  answered, but the target is not met / nothing fits (see "What would fit")
-  2  bad input, unsupported architecture, hub error, or an engine probe that
-     timed out / could not run (--check-engine)
-  3  with --require-engine-pass: a requested engine did not get preflight-pass
-  4  kvfit calibrate: the sweep ran but did not fully calibrate
-  5  answered, but the fit could not be judged (weights unknown, or no hardware:
-     a state-only report)
-  70 an unexpected internal error: a kvfit bug (KVFIT_DEBUG=1 shows the traceback)
-
-capacity model: without --engine the static bound (weights + counted state within the
-budget) answers; with --engine (or an engine-only flag, or --print-command) the engine's
-own pool answers every question, and the static bound is shown beside it.
-
-examples:
-  kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --context 32k --kv-dtype bf16
-  kvfit Qwen/Qwen3-32B --hardware h200-141 --gpus 8 --context 128k --json \\
-      --rope-scaling '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'
-  kvfit Qwen/Qwen3-32B --system dgx-h100 --nodes 2 --context 32k
-  kvfit zai-org/GLM-5.3 --systems dgx-h200 dgx-b200 dgx-b300 --max-nodes 32 \\
-      --concurrent-users 25 --active-sequences-per-user 2 --context 1m --kv-dtype fp8 \\
-      --parallelism sglang-dpa --cache-layout sglang-dsa-scaled --mtp
-  kvfit ./Qwen3-32B --hardware h100-80 --gpus 8 --concurrent-users 16 --max-context
-  kvfit ./Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus
-  kvfit examples/qwen3-32b-h100.toml --context 64k
-  kvfit openai/gpt-oss-120b --context 128k --check-engine all --engine-python ENV/bin/python
-  kvfit openai/gpt-oss-20b --hardware auto --context 128k   (the local GPUs, via nvidia-smi)
-  kvfit hardware detect [--json]   (what --hardware auto sees)
-  kvfit calibrate deployment.toml --dry-run   (measure the plan on the host)
-  kvfit specs list            (supported architectures)
-  kvfit specs check FILE.yaml (validate a contributor's spec)
-  kvfit audit examples/audit/open-frontier.toml
-  kvfit explain-log vllm.log --model-dir ./checkpoint
-"""
+EPILOG = epilog()   # exit codes, capacity model, examples (kvfit/cli/helptext.py, also the man page)
 
 
 class Parser(argparse.ArgumentParser):
@@ -136,9 +102,26 @@ def build_parser() -> argparse.ArgumentParser:
                    "per layout")
     q.add_argument("--min-gpus", action="store_true", help="the fewest accelerators of "
                    "--hardware that hold the target (tries 1..--gpus)")
+    q.add_argument("--sweep", action="append", metavar="AXIS=V1,V2,...", help="answer a grid "
+                   "in one run: one plan per value of AXIS (context: 8k,32k,128k,1m as "
+                   "--context takes them; users; gpus; nodes; kv-dtype: bf16,fp8,...), each "
+                   "by the plan's capacity model (the engine's with --engine); a second "
+                   "--sweep makes a 2-D grid. Prints a table (rows = values, max resident "
+                   "sequences and verdict per layout, the recommended layout); --json adds a "
+                   "`sweep` object. Exit 0 every cell meets the target, 1 some cell does not, "
+                   "5 some cell could not be judged (and none failed)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")
+    o.add_argument("--plot", metavar="FILE.png|FILE.svg", help="also draw the answer: max "
+                   "resident sequences per layout along the --sweep axis with the target line, "
+                   "and a stacked per-rank memory bar per layout (weights, state, reserve, "
+                   "engine overheads, free); needs matplotlib (from a source checkout: uv sync "
+                   "--extra plot). The plotted series are embedded in the file's metadata")
+    o.add_argument("--verbose", action="store_true", help="text report with the provenance: "
+                   "every config field and where it came from, layer sets, dtype sources, "
+                   "checkpoint details, every layout's engine block and the assumptions (--json "
+                   "always has all of it)")
     _check_args(p)
     from ..engines import engine_args
     engine_args(p)

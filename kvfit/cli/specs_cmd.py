@@ -78,8 +78,9 @@ def check(args) -> int:
         print(json.dumps({"ok": True, "specs": [a.id for a in archs] + [p.stem for p in data]},
                          indent=2))
     else:
-        print(f"ok: {len(archs)} architecture spec(s) and {len(data)} hardware/system/engine "
-              "spec(s) valid")
+        from ..report.words import count
+        print(f"ok: {count(len(archs), 'architecture spec')} and "
+              f"{count(len(data), 'hardware/system/engine spec')} valid")
     return 0
 
 

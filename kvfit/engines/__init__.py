@@ -12,16 +12,23 @@ budget.py (fitted non-KV estimates). Every number in the result carries a `basis
 from __future__ import annotations
 
 from .cli_args import engine_args, pop_engine_args
-from .command import print_command
 from .common import Inputs
-from .spec import installed_version, parse_engine, rules_for
 
 __all__ = ["Inputs", "engine_args", "pop_engine_args", "predict", "predict_inputs",
            "print_command", "resolve_version"]
 
 
+def __getattr__(name: str):
+    """print_command loads the command spellings only when a command is printed."""
+    if name == "print_command":
+        from .command import print_command
+        return print_command
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def resolve_version(engine: str, version: str | None) -> tuple[str | None, str]:
     """(version, how it was chosen): requested, installed, or the spec default (assumed)."""
+    from .spec import installed_version
     if version:
         return version, "requested"
     found = installed_version(engine)
@@ -33,9 +40,12 @@ def resolve_version(engine: str, version: str | None) -> tuple[str | None, str]:
 def predict_inputs(engine: str, version: str | None, flags: dict, inp: Inputs) -> dict:
     """The `engine` section for one layout from prepared inputs."""
     from . import sglang, vllm
+    from .spec import rules_for
 
     chosen, how = resolve_version(engine, version)
     rules = rules_for(engine, chosen)
+    if rules.extrapolated_from:
+        how += f"; extrapolated from the {rules.extrapolated_from} rules"
     body = (vllm if engine == "vllm" else sglang).predict(rules, dict(flags), inp)
     return {"engine": engine, "version": rules.version, "version_basis": how,
             "rules_range": rules.label, "evidence": list(rules.evidence), "tp": inp.tp,
@@ -57,6 +67,7 @@ def predict(engine: str, version: str | None, flags: dict, components: list, tp:
       non_torch} in GiB, free_before_load_bytes, max_context (the config's declared maximum:
       a longer max_model_len is refused as the engines do).
     """
+    from .spec import parse_engine
     engine, at = parse_engine(engine)
     inp = Inputs(list(components), tp, context, weights_bytes_per_rank, memory_bytes_per_gpu,
                  quant=quant, **extra)

@@ -96,6 +96,9 @@ def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> No
         g.add_argument("--engine", default=S, metavar="ENGINE[@VERSION]",
                        help="predict what vllm or sglang allocates (version: requested, else "
                        "installed, else the newest range kvfit knows)")
+        g.add_argument("--engine-strict", action="store_true", default=S,
+                       help="refuse an engine version newer than every range kvfit has rules "
+                       "for (default: plan it with the newest rules, labelled extrapolated)")
         g.add_argument("--print-command", default=S, choices=["vllm", "sglang"],
                        help="print the launch command for the recommended layout")
     rows = [(n, k, t) for n, k, _, t in _FLAGS]
@@ -113,10 +116,9 @@ def pop_engine_args(ns: dict) -> dict:
     Returns {"engine", "version", "flags", "overrides", "print_command"}; flags use the
     engine's argument names (max_model_len, ...), overrides are GiB.
     """
-    from .spec import parse_engine
-
     engine, version = (None, None)
     if ns.get("engine"):
+        from .spec import parse_engine
         engine, version = parse_engine(ns.pop("engine"))
     out = {"engine": engine, "version": version, "print_command": ns.pop("print_command", None),
            "flags": {}, "overrides": {}}

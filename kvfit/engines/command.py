@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
+from ..report.words import count
 from .spec import rules_for
 
 
@@ -112,8 +113,8 @@ def _hosts(rules, spec: Launch, fill: dict, one: str) -> tuple[list[dict], list[
     cmd = cmds["launch"].format(**(fill | {"dp": local, "layout": _pieces(
         rules, replace(spec, dp=local), fill | {"dp": local})}))
     return ([{"host": r, "launch": cmd} for r in range(spec.hosts)],
-            [f"{spec.dp} replica(s) over {spec.hosts} hosts: each host runs its own server "
-             f"with {local} replica(s); put a router in front"])
+            [f"{count(spec.dp, 'replica')} over {spec.hosts} hosts: each host runs its own server "
+             f"with {count(local, 'replica')}; put a router in front"])
 
 
 def launch(engine: str, version: str | None, spec: Launch) -> dict:

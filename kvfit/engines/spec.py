@@ -63,6 +63,7 @@ class Rules:
     commands: dict = field(default_factory=dict)
     evidence: tuple = ()
     layouts: tuple = ()
+    extrapolated_from: str | None = None   # the newest known version whose rules stand in
 
     def __getitem__(self, name: str):
         """The value of rule `name`."""
@@ -116,24 +117,40 @@ def installed_version(engine: str) -> str | None:
         return None
 
 
-def rules_for(engine: str, version: str | None) -> Rules:
-    """Rules for `engine` at `version` (None: the spec's default version, marked assumed)."""
+def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
+    """Rules for `engine` at `version` (None: the spec's default version, marked assumed).
+
+    A version newer than every range kvfit knows gets the newest rules (the spec's default
+    version), marked `extrapolated_from`, unless `strict`; an older unknown one is refused."""
     spec = load_spec(engine)
     assumed = version is None
     version = version or spec["default_version"]
     vt = version_tuple(version)
     blocks = [b for b in spec["versions"] if vt is not None and in_range(vt, b["versions"])]
+    newest = spec["default_version"]
+    extrapolated = None
+    if not blocks and not strict and vt is not None and vt > version_tuple(newest):
+        blocks = [b for b in spec["versions"] if in_range(version_tuple(newest), b["versions"])]
+        extrapolated = newest
     if not blocks:
         ranges = ", ".join(b["versions"] for b in spec["versions"])
-        raise UsageError(f"{engine} {version}: kvfit has no rules for this version.",
-                         hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one.")
+        newer = vt is not None and vt > version_tuple(newest)
+        raise UsageError(f"{engine} {version}: kvfit has no rules for this version"
+                         + (" (--engine-strict refuses to extrapolate)." if newer else "."),
+                         hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one"
+                         + ("" if newer else "; a version newer than all of them is planned "
+                            f"with the {newest} rules, labelled extrapolated") + ".")
     values, metrics, commands = dict(spec["rules"]), {}, {}
     for b in blocks:
         values |= b.get("rules", {})
         metrics = b.get("metrics", metrics)
         commands = b.get("commands", commands)
     layouts = tuple(c for c in spec.get("cache_layouts", ())
-                    if "versions" not in c or in_range(vt, c["versions"]))
-    return Rules(engine, version, assumed, blocks[-1].get("label", version), values,
+                    if "versions" not in c or in_range(version_tuple(extrapolated or version),
+                                                       c["versions"]))
+    label = blocks[-1].get("label", version)
+    if extrapolated:
+        label = f"{label}, extrapolated to {version}"
+    return Rules(engine, version, assumed, label, values,
                  spec["estimates"], tuple(spec["kv_cache_dtypes"]), metrics, commands,
-                 tuple(b["evidence"] for b in blocks), layouts)
+                 tuple(b["evidence"] for b in blocks), layouts, extrapolated)

@@ -20,7 +20,8 @@ __all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
 
 
 def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
-            read_headers: bool = False, started: float | None = None) -> Metadata:
+            read_headers: bool = False, quiet: bool = False,
+            started: float | None = None) -> Metadata:
     """Metadata for a reference.
 
     offline: never contact the Hub (also implied by HF_HUB_OFFLINE=1); answers come from
@@ -30,6 +31,8 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
       process start, kvfit.hub.deadline.process_started()).
     read_headers: also read safetensors/GGUF headers of the served weight files
       (Metadata.tensor_bytes), with HTTP Range requests.
+    quiet: no progress line on stderr (--json); otherwise each Hub request is shown when
+      stderr is a terminal and CI is unset (kvfit.progress).
     Local directories (kind "local") are handled by kvfit.source.local, not here.
     """
     from .deadline import check_timeout
@@ -49,8 +52,11 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
     if offline or offline_requested():
         why = "offline mode (HF_HUB_OFFLINE)" if not offline else "offline mode was requested"
         return answer_offline(ref, why, read_headers)
+    from ..progress import progress
     try:
-        return resolve_online(ref, HubClient(timeout=timeout, started=started), read_headers)
+        with progress("hub", quiet=quiet) as shown:
+            return resolve_online(ref, HubClient(timeout=timeout, progress=shown, started=started),
+                                  read_headers)
     except HubUnreachable as exc:
         from ..textsafe import safe
 

@@ -96,12 +96,16 @@ def check_index_covers_layers(index: dict[str, Any], num_layers: int) -> list[in
     return missing_layers(weight_map, num_layers)
 
 
+LAYER_PATTERN = re.compile(r"(?:^|\.)(?:layers|blk)\.(\d+)\.")   # safetensors / GGUF names
+
+
 def missing_layers(tensor_names: Iterable[str], num_layers: int,
                    marker: str | tuple[str, ...] = ("layers", "blk")) -> list[int]:
     """Layers with no tensor containing '<marker>.N.': by default 'layers.N.' (safetensors)
     or 'blk.N.' (llama.cpp's GGUF names)."""
     markers = (marker,) if isinstance(marker, str) else marker
-    pattern = re.compile(rf"(?:^|\.)(?:{'|'.join(map(re.escape, markers))})\.(\d+)\.")
+    pattern = LAYER_PATTERN if markers == ("layers", "blk") else re.compile(
+        rf"(?:^|\.)(?:{'|'.join(map(re.escape, markers))})\.(\d+)\.")
     seen = {int(m.group(1)) for name in tensor_names for m in [pattern.search(name)] if m}
     return [n for n in range(num_layers) if n not in seen]
 

@@ -9,6 +9,7 @@ where a real source stated them.
 
 from __future__ import annotations
 
+import gzip
 import json
 from functools import cache
 from importlib import resources
@@ -55,9 +56,13 @@ def load_entry(repo_id: str) -> dict[str, Any] | None:
 def catalog_file(repo_id: str, name: str) -> bytes | None:
     """The bytes of a file stored with an entry (e.g. checkpoint-tensor-split.json)."""
     folder = _folders().get(repo_id.lower())
-    if folder is None or name not in {f["file"] for f in load_entry(repo_id)["snapshot"]}:
+    record = None if folder is None else next(
+        (f for f in load_entry(repo_id)["snapshot"] if f["file"] == name), None)
+    if record is None:
         return None
-    return catalog_dir().joinpath(folder, *name.split("/")).read_bytes()
+    stored = record.get("stored_as", name)
+    data = catalog_dir().joinpath(folder, *stored.split("/")).read_bytes()
+    return gzip.decompress(data) if stored.endswith(".gz") else data
 
 
 def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None:

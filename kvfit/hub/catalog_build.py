@@ -7,11 +7,14 @@
       model-configs folder): copies files byte-for-byte and records their provenance.
 
 Entries from a mirror get hf_revision null: the Hub commit is unknown and never guessed.
+A file over MAX_FILE_BYTES (nvidia/MiniMax-M3-NVFP4's 3 MB config.json) is stored gzip-compressed
+as <name>.gz (recorded as stored_as); its bytes and sha256 stay those of the upstream file.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import shutil
@@ -39,7 +42,7 @@ def build_from_hub(repo_id: str, revision: str | None, out: Path, timeout: float
     for f in info.files:
         if f.path in STORED:
             data = client.fetch(repo_id, info.sha, f.path)
-            (folder / f.path).write_bytes(data)
+            _write(folder / f.path, data)
             origin = {"host": host, "repo": repo_id, "path": f.path, "commit": info.sha,
                       "sha256": _sha256(data)}
             snapshot.append(_stored(folder, f.path, "verbatim: read from the Hub", origin))
@@ -63,7 +66,7 @@ def build_from_mirror(root: Path, out: Path) -> list[Path]:
 
 def _mirror_entry(src: Path, rows: list[dict], out: Path) -> Path | None:
     """One model folder whose files were copied from GitHub mirrors (MANIFEST rows)."""
-    if any(r["fidelity"].startswith(_UNFAITHFUL) or r["size"] > MAX_FILE_BYTES for r in rows):
+    if any(r["fidelity"].startswith(_UNFAITHFUL) for r in rows):
         return None
     if CONFIG not in {r["dest"] for r in rows}:
         return None
@@ -72,7 +75,7 @@ def _mirror_entry(src: Path, rows: list[dict], out: Path) -> Path | None:
     folder = _fresh(out, repo_id)
     snapshot = []
     for r in sorted(rows, key=lambda r: r["dest"]):
-        shutil.copyfile(src / r["dest"], folder / r["dest"])
+        _write(folder / r["dest"], (src / r["dest"]).read_bytes())
         origin = {"host": "github.com", "repo": r["repo"], "path": r["path"],
                   "commit": r["commit"], "sha256": r["sha256"], "git_blob": r["blob"]}
         snapshot.append(_stored(folder, r["dest"], r["fidelity"], origin))
@@ -111,8 +114,22 @@ def _write_entry(folder: Path, repo_id: str, revision: str | None, snapshot: lis
     return folder
 
 
+def _write(dest: Path, data: bytes) -> None:
+    """Store byte-for-byte; a file over MAX_FILE_BYTES is written as dest.gz (deterministic gzip)."""
+    if len(data) <= MAX_FILE_BYTES:
+        dest.write_bytes(data)
+    else:
+        dest.with_name(dest.name + ".gz").write_bytes(gzip.compress(data, 9, mtime=0))
+
+
 def _stored(folder: Path, name: str, fidelity: str, origin: dict | None) -> dict:
-    """A snapshot record for a file already written into `folder`."""
+    """A snapshot record for a file already written into `folder` (as is, or as name.gz):
+    bytes and sha256 are those of the file itself, not of its compressed copy."""
+    packed = folder / (name + ".gz")
+    if packed.is_file() and not (folder / name).is_file():
+        data = gzip.decompress(packed.read_bytes())
+        return {"file": name, "stored_as": packed.name, "bytes": len(data),
+                "sha256": _sha256(data), "fidelity": fidelity, "pinned_from": origin}
     data = (folder / name).read_bytes()
     return {"file": name, "bytes": len(data), "sha256": _sha256(data), "fidelity": fidelity,
             "pinned_from": origin}

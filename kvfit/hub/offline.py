@@ -40,7 +40,10 @@ def _not_available(ref: Reference) -> str:
     wanted = f"{ref.repo_id}{'@' + ref.revision if ref.revision else ''}"
     entry = load_entry(ref.repo_id) if ref.kind == "hub" and ref.path is None else None
     if entry is None:
-        return f"{wanted} is neither in kvfit's offline catalog nor in its metadata cache."
+        from .catalog_info import miss_hint
+        hint = miss_hint(ref.repo_id) if ref.kind == "hub" else ""
+        return (f"{wanted} is neither in kvfit's offline catalog nor in its metadata cache."
+                + (f" {hint}" if hint else ""))
     pinned = entry["hf_revision"] or "an unknown Hub revision"
     return (f"kvfit's offline catalog holds {ref.repo_id} only at {pinned}, and {wanted} is not "
             "in its metadata cache.")

@@ -71,10 +71,30 @@ def fetch_snapshot(client: HubClient, cache: MetadataCache, info: RepoInfo) -> S
         return client.fetch_json(info.repo_id, info.sha, name) if name in names else None
 
     config, quant = read(CONFIG), read(QUANT_CONFIG)
-    index = read(INDEX) if _needs_index(info.files) else None
+    index = compact_index(read(INDEX)) if _needs_index(info.files) else None
     snap = Snapshot(info.repo_id, info.sha, info.files, config, quant, index)
     cache.save(info.repo_id, info.sha, _KEY, snap.to_json())
     return snap
+
+
+def compact_index(index: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The index with one weight_map entry per (layer, shard) pair instead of one per tensor.
+
+    Everything kvfit reads from an index survives: metadata (total_size), the set of shard
+    files and the set of layers that have tensors (artifacts.missing_layers). A 10.7 MB
+    weight map (GLM-5.3) then costs kilobytes to keep and to read back from the cache."""
+    if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
+        return index
+    from .artifacts import LAYER_PATTERN
+    kept: dict[str, Any] = {}
+    seen: set = set()
+    for name, shard in index["weight_map"].items():
+        m = LAYER_PATTERN.search(name) if isinstance(name, str) else None
+        key = (m.group(1) if m else None, shard if isinstance(shard, str) else repr(shard))
+        if key not in seen:
+            seen.add(key)
+            kept[name] = shard
+    return index | {"weight_map": kept}
 
 
 def _needs_index(files: tuple[FileEntry, ...]) -> bool:

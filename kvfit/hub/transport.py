@@ -59,14 +59,34 @@ class HubClient:
     from `started` (a time.monotonic() reading; default: when the client is made), and
     bodies are capped once decoded."""
 
-    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None,
+    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None, progress=None,
                  started: float | None = None):
         self.timeout = check_timeout(timeout)
         self.budget = Budget(self.timeout, started=started)
+        self.progress = progress          # a kvfit.progress.Progress: one step per request
         if offline_requested():
             raise HubUnreachable("offline mode is on (HF_HUB_OFFLINE), so the Hub was not asked.")
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
         self.shown = redact(self.endpoint)  # the endpoint as messages may print it
+        self._headers: dict | None = None
+
+    def headers(self) -> dict:
+        """huggingface_hub's request headers (token, user agent), built once per client.
+
+        Built with the library's HF_HUB_DISABLE_TELEMETRY set for the call: otherwise composing
+        the user agent fetches the library's agent-harness registry from the Hub (a request of
+        its own, to the default endpoint, once a day), which a plan has no use for."""
+        if self._headers is None:
+            from huggingface_hub import constants
+            from huggingface_hub.utils import build_hf_headers
+
+            saved = constants.HF_HUB_DISABLE_TELEMETRY
+            constants.HF_HUB_DISABLE_TELEMETRY = True
+            try:
+                self._headers = build_hf_headers(library_name="kvfit", library_version=__version__)
+            finally:
+                constants.HF_HUB_DISABLE_TELEMETRY = saved
+        return dict(self._headers)
 
     def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
         """Resolve `revision` (None = default branch) to a full sha, with file sizes."""
@@ -77,6 +97,7 @@ class HubClient:
         url = f"{self.endpoint}/api/models/{repo_id}" + (
             "" if revision is None else f"/revision/{quote(revision, safe='')}")
         where = Where(self.shown, repo_id, revision, None, self.timeout)
+        self._step(where.what)
 
         def call() -> ModelInfo:
             body = self._stream(url, {"blobs": True}, None, MAX_INFO_BYTES, where.what)
@@ -116,15 +137,20 @@ class HubClient:
 
         url = hf_hub_url(repo_id, path, revision=sha, endpoint=self.endpoint)
         where = Where(self.shown, repo_id, sha, path, self.timeout)
+        self._step(where.what)
         return with_retries(lambda: self._stream(url, None, span, MAX_FILE_BYTES_READ,
                                                  where.what), where, self.budget.left)
+
+    def _step(self, what: str) -> None:
+        if self.progress is not None:
+            self.progress.step(f"reading {what}")
 
     def _stream(self, url: str, params: dict | None, span: tuple[int, int] | None, cap: int,
                 what: str) -> bytes:
         """One GET under the whole-request deadline; the body decoded and capped."""
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+        from huggingface_hub.utils import get_session, hf_raise_for_status
 
-        headers = build_hf_headers(library_name="kvfit", library_version=__version__)
+        headers = self.headers()
         if span is not None:
             headers["Range"] = f"bytes={span[0]}-{span[0] + span[1] - 1}"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
+from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
@@ -83,7 +84,7 @@ def load_metadata(req: PlanRequest) -> Metadata:
         return load_local(Path(ref.path))
     headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=headers,
-                       started=req.hub_started)
+                       quiet=req.json, started=req.hub_started)
 
 
 def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
@@ -164,12 +165,12 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     weights, why_not = count_weights(meta, req.weight_gib, *floor), None
     if weights.source == "unknown" and req.parallelism == "tp" and arch.parameters is not None:
         from ..weights import config_estimate
-        estimate, why_not = config_estimate(meta, res, model_bytes)
+        estimate, why_not = config_estimate(meta, res, model_bytes, req.mtp)
         weights = count_weights(meta, req.weight_gib, *floor, estimate)
     if weights.source == "config estimate":
         warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
                         "weight files or index were available): "
-                        f"{weights.bytes / 2**30:.2f} GiB. Give the checkpoint, or "
+                        f"{gib(weights.bytes)}. Give the checkpoint, or "
                         "--weight-gib, for its real bytes.")
     own = None
     if req.parallelism != "tp":
@@ -211,7 +212,12 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     from ..quant import summarize
 
     version, how = resolve_version(req.engine, req.engine_version)
-    rules = rules_for(req.engine, version)
+    rules = rules_for(req.engine, version, strict=req.engine_strict)
+    if rules.extrapolated_from:
+        how += f"; extrapolated: newer than every range kvfit knows, the {rules.extrapolated_from} rules"
+        warnings.append(f"{req.engine} {rules.version} is newer than every version kvfit has rules "
+                        f"for: the {rules.extrapolated_from} rules answer, extrapolated (an engine "
+                        "change since then is not modelled). --engine-strict refuses instead.")
     flags = dict(req.engine_flags)
     if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
         flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)
@@ -254,9 +260,11 @@ def tp_divides(arch, values: dict) -> list[tuple[str, int]]:
     return out
 
 
-def prepare(req: PlanRequest, warnings: list[str]) -> tuple[Model, dict]:
-    """Read the checkpoint, match its spec and count its state: (Model, report head)."""
-    meta = load_metadata(req)
+def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
+            ) -> tuple[Model, dict]:
+    """Read the checkpoint (unless `meta` is the one already read), match its spec and count
+    its state: (Model, report head)."""
+    meta = load_metadata(req) if meta is None else meta
     res = resolve_architecture(meta.config)
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
@@ -306,15 +314,17 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
-def plan(req: PlanRequest, engine: dict | None = None) -> dict:
+def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None) -> dict:
     """Run a plan and return the JSON-ready report.
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
     "print_command"} merged into the request. With an engine, its prediction is the capacity
     of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
     command of the recommended layout. With --check-engine the report gains `engine_check`.
+    meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
+    resolves the checkpoint once for all its cells).
     """
-    from ..preflight import engine_check, run_check
+    from ..preflight.options import engine_check
     from . import inverse, placements, search
 
     if engine:
@@ -330,10 +340,10 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))
-    m, report = prepare(req, warnings)
+    m, report = prepare(req, warnings, meta)
     if detected is not None:
         report["detected_hardware"] = detected
-    req = replace(req, utilization=m.capacity.budget_utilization)   # resolved once
+    asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
         report |= search.run(req, m, warnings)
@@ -358,8 +368,9 @@ def plan(req: PlanRequest, engine: dict | None = None) -> dict:
     report["suggestions"] = []
     if report["fits"] is False and req.suggest and report.get("hardware"):
         from .suggest import suggestions
-        report["suggestions"] = suggestions(req, m, report)
+        report["suggestions"] = suggestions(req, m, report, asked)
     if check is not None:
+        from ..preflight import run_check
         report["engine_check"] = run_check(check, req, m.meta, report)
     report["warnings"] = warnings
     return report

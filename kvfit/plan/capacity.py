@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engines.common import MIB, Inputs
+from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
@@ -64,7 +65,9 @@ class Capacity:
     def label(self) -> str:
         if not self.engine:
             return "static bound"
-        return f"{NAMES[self.name]} {self.version} prediction"
+        extra = (f" (extrapolated from the {self.rules.extrapolated_from} rules)"
+                 if getattr(self.rules, "extrapolated_from", None) else "")
+        return f"{NAMES[self.name]} {self.version} prediction{extra}"
 
     def section(self) -> dict:
         """The report's `capacity_model`."""
@@ -109,9 +112,9 @@ class Capacity:
                     "reason": f"{self.label} unavailable: {why}"}
             return
         n = per * instances
-        word = "instance" if instances == 1 else "instances"
-        reason = why if e.get("refusal") else (f"{why}; x {instances} engine {word} = {n} "
-                                              f"sequences; the target needs {required}")
+        reason = why if e.get("refusal") else (f"{why}; x {count(instances, 'engine instance')} = "
+                                              f"{count(n, 'sequence')}; the target needs "
+                                              f"{number(required)}")
         lay |= {"max_sequences": n, "sequences_per_group": per, "fits": n >= required,
                 "reason": reason}
         lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..report.words import count
 from .layouts import Budget, capacity, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement
@@ -111,8 +112,8 @@ def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership,
     per = out["sequences_per_group"]
     out["sequences_per_replica"] = per * a
     if out["fits"] is not None and per:
-        out["reason"] += (f" ({groups} model group(s) x {a} attention group(s) x {per} "
-                          "sequence(s))")
+        out["reason"] += (f" ({count(groups, 'model group')} x {count(a, 'attention group')} "
+                          f"x {count(per, 'sequence')})")
     return out
 
 

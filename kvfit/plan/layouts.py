@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from ..report.words import count, number
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
 
@@ -45,8 +47,8 @@ def _reason(w, reserve, budget, state, per_group, total, required):
         return False, (f"one sequence needs {_gib(state)} per rank but only {_gib(left)} is "
                        "left after weights and reserve")
     if total < required:
-        return False, f"holds {total} sequences; the target needs {required}"
-    return True, f"holds {total} sequences; the target needs {required}"
+        return False, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
+    return True, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
 
 
 def capacity(base: dict, w: int | None, state: int, padding: int, budget: Budget,
@@ -87,7 +89,8 @@ def tp_candidates(gpus: int, requested: int | None) -> list[int]:
     """TP sizes to evaluate: the requested one, or every divisor of the GPU count."""
     if requested is not None:
         return [requested]
-    return [t for t in range(1, gpus + 1) if gpus % t == 0]
+    small = [t for t in range(1, math.isqrt(gpus) + 1) if gpus % t == 0]   # O(sqrt n)
+    return sorted(set(small) | {gpus // t for t in small})
 
 
 def headroom(x: dict) -> float:
@@ -113,22 +116,24 @@ def _why(best: dict, nxt: dict | None) -> str:
     """Which criterion separated the winner from the runner-up."""
     n, lab = best["max_sequences"], best["label"]
     if nxt is None:
-        return f"{lab} is the only valid layout ({n} sequences)"
+        return f"{lab} is the only valid layout ({count(n, 'sequence')})"
     other = f"next best {nxt['label']}"
     if n != nxt["max_sequences"] or best["fits"] != nxt["fits"]:
-        return f"{lab} holds the most sequences ({n}); {other} holds {nxt['max_sequences']}"
+        return (f"{lab} holds the most sequences ({number(n)}); {other} holds "
+                f"{number(nxt['max_sequences'])}")
     a, b = headroom(best), headroom(nxt)
     if best["fits"] is not True and (a < 0) != (b < 0):
-        return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab}'s weights fit its "
-                f"budget and {nxt['label']}'s do not")
+        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab}'s weights fit "
+                f"its budget and {nxt['label']}'s do not")
     if best["fits"] is not True and a != b:
-        return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab} is the nearer miss "
-                f"(room for {a:.2f} of one sequence's state per rank, vs {b:.2f})")
+        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} is the nearer "
+                f"miss (room for {a:.2f} of one sequence's state per rank, vs {b:.2f})")
     if best["domains"] != nxt["domains"]:
-        return (f"{lab} and {nxt['label']} both hold {n} sequences; {lab} spans fewer "
-                f"scale-up domains ({best['domains']} vs {nxt['domains']})")
-    return (f"{lab} and {nxt['label']} both hold {n} sequences in {best['domains']} scale-up "
-            f"domain(s); {lab} uses the smaller group ({best['group_gpus']} vs "
+        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} spans "
+                f"fewer scale-up domains ({best['domains']} vs {nxt['domains']})")
+    return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
+            f"{count(best['domains'], 'scale-up domain')}; {lab} uses the smaller group "
+            f"({best['group_gpus']} vs "
             f"{nxt['group_gpus']} GPUs)")
 
 

@@ -7,6 +7,7 @@ questions (once per probe). All sizes are bytes.
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..report.words import count, number
 from . import systems
 from .layouts import (
     Budget,
@@ -153,8 +154,12 @@ def compare_basis(req, m, topo, comps, required: int, used: dict, hw: dict,
            f"({alt_hw['basis_detail']}), {abs(o - a) / GIB:,.3f} GiB {'more' if o > a else 'less'}"
            f" per GPU, {abs(o - a) * req.utilization / GIB:,.3f} GiB after utilization "
            f"{req.utilization:g}. ")
-    why += (f"Here both hold {n_used} sequences." if n_used == n_alt else
-            f"That moves the best layout from {n_used} to {n_alt} resident sequences.")
+    if n_used is None and n_alt is None:
+        why += "Here neither basis has a layout of known capacity."
+    else:
+        why += (f"Here both hold {count(n_used, 'sequence')}." if n_used == n_alt else
+                f"That moves the best layout from {number(n_used)} to "
+                f"{count(n_alt, 'resident sequence')}.")
     if acc.visible_mib and other == "visible":
         why += " Software can only allocate what the driver reports, so the visible answer is " \
                "the safer one."
@@ -191,9 +196,10 @@ def copy_notes(layouts: list[dict], rec: dict | None, comps) -> list[str]:
         return []
     who = ("attention-DP gives each attention group" if rec["parallelism"] != "tp"
            else "DP gives each replica")
-    held = "; ".join(f"{', '.join(c['components'])}: {c['copies']} copies" for c in copies)
-    return [f"{rec['label']} holds {rec['max_sequences']} resident sequences where "
-            f"{big['label']} holds {big['max_sequences']}: under TP={big['tp']} the ranks of a "
+    held = "; ".join(f"{', '.join(c['components'])}: {count(c['copies'], 'copy')}"
+                     for c in copies)
+    return [f"{rec['label']} holds {count(rec['max_sequences'], 'resident sequence')} where "
+            f"{big['label']} holds {number(big['max_sequences'])}: under TP={big['tp']} the ranks of a "
             f"group keep copies of each sequence's state instead of splitting it ({held}); "
             f"{who} different sequences instead."]
 

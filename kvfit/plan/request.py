@@ -19,7 +19,8 @@ class PlanRequest:
     utilization None: not stated; the plan resolves it once (the engine's default with
     --engine vllm, else kvfit's 0.9) and says where it came from.
     engine / engine_version / engine_flags / engine_overrides / print_command: the capacity
-    model (kvfit.plan.capacity) and launch command; engine_selected_by says how the engine
+    model (kvfit.plan.capacity) and launch command (engine_strict: refuse a version newer
+    than kvfit's rules instead of extrapolating); engine_selected_by says how the engine
     was chosen when --engine was not given (an engine-only flag, or --print-command).
     tp: the model-group size (attention-DP + EP: the EP group); dp: replicas (or model
     groups), attention_dp: attention-DP groups per model group, when the user fixed them.
@@ -74,6 +75,7 @@ class PlanRequest:
     input_config: str | None = None
     engine: str | None = None
     engine_version: str | None = None
+    engine_strict: bool = False
     engine_flags: dict = field(default_factory=dict)
     engine_overrides: dict = field(default_factory=dict)
     print_command: str | None = None

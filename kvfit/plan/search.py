@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..hardware import find_accelerator, find_system
+from ..report.words import count, number
 from . import placements, systems
 
 DEFAULT_MAX_NODES = 8
@@ -75,17 +76,18 @@ def candidate(req, m, system, required: int, max_nodes: int, basis: str | None =
     if scan["found"] is None:
         n, lay = scan["best_seen"]
         return head | {"status": "no candidate", "nodes": None, "gpus": None,
-                       "reason": f"no candidate under these settings: up to {max_nodes} node(s) "
-                                 f"the most any layout holds is {lay['max_sequences']} "
-                                 f"({lay['label']} on {n} node(s), {lay['placement']}); the "
-                                 f"target needs {required}",
+                       "reason": f"no candidate under these settings: up to "
+                                 f"{count(max_nodes, 'node')} the most any layout holds is "
+                                 f"{number(lay['max_sequences'])} ({lay['label']} on "
+                                 f"{count(n, 'node')}, {lay['placement']}); the target needs "
+                                 f"{number(required)}",
                        "best_scale_up_local": None, "best_any_fabric": lay,
                        "smallest_scale_up_local_nodes": None}
     n, out, hw = scan["found"]
     return head | {"status": "fits", "nodes": n, "gpus": hw["gpus"],
-                   "reason": f"{n} node(s): {out['best_any_fabric']['label']} holds "
-                             f"{out['best_any_fabric']['max_sequences']} sequences; the target "
-                             f"needs {required}",
+                   "reason": f"{count(n, 'node')}: {out['best_any_fabric']['label']} holds "
+                             f"{count(out['best_any_fabric']['max_sequences'], 'sequence')}; the "
+                             f"target needs {number(required)}",
                    "budget_bytes_per_gpu": hw["budget_bytes_per_gpu"],
                    "best_scale_up_local": out["best_scale_up_local"],
                    "best_any_fabric": out["best_any_fabric"],
@@ -121,7 +123,7 @@ def run(req, m, warnings: list[str]) -> dict:
     search = {"systems": [s.id for s in chosen_systems], "max_nodes": max_nodes,
               "memory_basis": req.memory_basis, "candidates": cands,
               "chosen": fitting[0]["system"] if fitting else None,
-              "why": (f"fewest accelerators among the {len(fitting)} fitting candidate(s)"
+              "why": (f"fewest accelerators among the {count(len(fitting), 'fitting candidate')}"
                       if fitting else "no family has a candidate under these settings")}
     if not fitting:
         return {"search": search, "target": placements.target(req), "hardware": None,

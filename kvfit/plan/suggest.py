@@ -4,6 +4,7 @@ Each suggestion is computed by the plan's own capacity model — the same layout
 (with --engine) engine prediction — by re-asking the question with one change:
 
   1. fp8 KV cache            (re-plan with --kv-dtype fp8; only when the cache is wider)
+     SGLang without the radix cache (hybrid models: 1 recurrent-state slot per request, not 5)
   2. a shorter context       (--max-context on the same GPUs: the longest that holds the target)
   3. fewer users / branches  (what the best layout holds, divided per user)
   4. attention-DP + EP       (re-plan with the engine's attention-DP profile; MoE with known
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import KvfitError
+from ..report.words import count, number, tokens
 from .layouts import recommended_layout
 
 QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
@@ -29,10 +31,12 @@ def _quiet(req, **changes):
     return replace(req, suggest=False, print_command=None, check_engine=None, **changes)
 
 
-def _replan(req, **changes) -> dict | None:
+def _replan(asked, **changes) -> dict | None:
+    """A whole plan of the question as the user asked it, with `changes` (the utilization
+    stays unstated when the user did not state it: SGLang then keeps its own fraction)."""
     from .build import plan
     try:
-        return plan(_quiet(req, **changes))
+        return plan(_quiet(asked, **changes))
     except KvfitError:
         return None
 
@@ -45,31 +49,51 @@ def _entry(change: str, flags: str, text: str, report: dict | None = None, **ext
     return out | extra
 
 
-def _fp8(req, m, report):
+def _fp8(req, asked, m, report):
     """fp8 KV at the same settings; when that alone is not enough, fp8 KV at the longest
     context that then holds the target (it is longer than without fp8)."""
     from fractions import Fraction
     if Fraction(report["dtypes"]["kv"]["bytes_per_value"]) <= 1:
         return None
     flags = {k: v for k, v in req.engine_flags.items() if k != "kv_cache_dtype"}
-    r = _replan(req, kv_dtype="fp8", engine_flags=flags)
+    r = _replan(asked, kv_dtype="fp8", engine_flags=flags)
     if r and r["fits"] is True:
         lay = recommended_layout(r)
         return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
-                      f"{lay['max_sequences']} sequences", r, value="fp8")
+                      f"{count(lay['max_sequences'], 'sequence')}", r, value="fp8")
     if report.get("inverse"):
         return None
-    r = _replan(req, kv_dtype="fp8", engine_flags=flags, max_context=True)
+    r = _replan(asked, kv_dtype="fp8", engine_flags=flags, max_context=True)
     top = r and r["inverse"]["max_context_tokens"]
     if not top:
         return None
     return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", f"an fp8 KV cache with a "
-                  f"context of {top:,} tokens (the longest at which "
-                  f"{r['inverse']['required_sequences']} sequence(s) then fit)", r,
+                  f"context of {tokens(top)} (the longest at which "
+                  f"{count(r['inverse']['required_sequences'], 'sequence')} then fit)", r,
                   value="fp8", context=top)
 
 
-def _context(req, m, report):
+def _radix(req, asked, m, report):
+    """SGLang keeps several recurrent-state slots per running request while its radix (prefix)
+    cache is on and one without it: for a hybrid model whose running cap the recurrent pool
+    sets, --disable-radix-cache can meet the target (and gives up prefix reuse)."""
+    if req.engine != "sglang" or req.engine_flags.get("disable_radix_cache") or not any(
+            c.kind == "constant" for c in m.comps):
+        return None
+    r = _replan(asked, engine_flags=req.engine_flags | {"disable_radix_cache": True})
+    if not r or r["fits"] is not True:
+        return None
+    lay = recommended_layout(r)
+    rules = m.capacity.rules
+    per, alone = rules["mamba_slots_per_request"], rules["mamba_slots_no_radix"]
+    return _entry("disable_radix_cache", "--disable-radix-cache", f"SGLang without its radix "
+                  f"(prefix) cache: {alone} recurrent-state slot(s) per running request instead "
+                  f"of {per} ({rules.basis('mamba_slots_no_radix')}), so {lay['label']} holds "
+                  f"{lay['max_sequences']} sequences; shared prefixes are no longer reused", r,
+                  value=True)
+
+
+def _context(req, asked, m, report):
     from . import inverse
     try:
         r = report if report.get("inverse", {}).get("question") == "max_context" else \
@@ -79,40 +103,41 @@ def _context(req, m, report):
     top = r["inverse"]["max_context_tokens"]
     if top is None or top >= report["context_tokens"]:
         return None
-    return _entry("context", f"--context {top}", f"a context of {top:,} tokens (the longest at "
-                  f"which {r['inverse']['required_sequences']} sequence(s) fit on these GPUs)",
+    return _entry("context", f"--context {top}", f"a context of {tokens(top)} (the longest at "
+                  f"which {count(r['inverse']['required_sequences'], 'sequence')} fit on these "
+                  "GPUs)",
                   r, value=top)
 
 
-def _users(req, m, report):
+def _users(req, asked, m, report):
     lay, t = recommended_layout(report), report["target"]
     if lay is None or not lay["max_sequences"]:
         return []
     out = []
     users = lay["max_sequences"] // t["active_sequences_per_user"]
     if 0 < users < t["concurrent_users"]:
-        out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{users} user(s) "
-                          f"at {t['active_sequences_per_user']} sequence(s) each: "
-                          f"{lay['label']} holds {lay['max_sequences']}", report, value=users))
+        out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{count(users, 'user')} "
+                          f"at {count(t['active_sequences_per_user'], 'sequence')} each: "
+                          f"{lay['label']} holds {number(lay['max_sequences'])}", report, value=users))
     per = lay["max_sequences"] // t["concurrent_users"]
     if t["active_sequences_per_user"] > 1 and 0 < per < t["active_sequences_per_user"]:
         out.append(_entry("active_sequences_per_user", f"--active-sequences-per-user {per}",
-                          f"{per} resident sequence(s) per user for {t['concurrent_users']} "
-                          "users", report, value=per))
+                          f"{count(per, 'resident sequence')} per user for "
+                          f"{count(t['concurrent_users'], 'user')}", report, value=per))
     return out
 
 
-def _dpa(req, m, report):
+def _dpa(req, asked, m, report):
     if req.parallelism != "tp" or not any(c.kind == "latent" or c.heads is None
                                           for c in m.comps):
         return None
     profile = "vllm-dp-ep" if req.engine == "vllm" else "sglang-dpa"
-    r = _replan(req, parallelism=profile)
+    r = _replan(asked, parallelism=profile)
     if not r or r["fits"] is not True:
         return None
     lay = recommended_layout(r)
     return _entry("parallelism", f"--parallelism {profile}", f"attention-DP with expert "
-                  f"parallelism: {lay['label']} holds {lay['max_sequences']} sequences "
+                  f"parallelism: {lay['label']} holds {count(lay['max_sequences'], 'sequence')} "
                   "(each attention group keeps its own sequences' state)", r, value=profile)
 
 
@@ -129,10 +154,10 @@ def siblings(source: str) -> list[str]:
     return sorted(out)
 
 
-def _sibling(req, m, report):
+def _sibling(req, asked, m, report):
     src = report["model"]["source"]
     for rid in siblings(src)[:4]:
-        r = _replan(req, model=rid, revision=None, offline=True, weight_gib=None)
+        r = _replan(asked, model=rid, revision=None, offline=True, weight_gib=None)
         if r and r["fits"] is True:
             lay = recommended_layout(r)
             return _entry("model", rid, f"the quantized checkpoint {rid}: {lay['label']} holds "
@@ -140,7 +165,7 @@ def _sibling(req, m, report):
     return None
 
 
-def _more(req, m, report):
+def _more(req, asked, m, report):
     from . import inverse, search
     from .placements import target
     hw = report["hardware"]
@@ -170,14 +195,19 @@ def _more(req, m, report):
     return None
 
 
-def suggestions(req, m, report: dict) -> list[dict]:
-    """The changes that would meet the target, smallest first (see the module docstring)."""
+def suggestions(req, m, report: dict, asked=None) -> list[dict]:
+    """The changes that would meet the target, smallest first (see the module docstring).
+
+    req: the plan's request with its utilization resolved (for questions asked of `m`);
+    asked: the request as the user gave it (default req), which every re-plan starts from."""
     if report.get("search") or m.weights.bytes is None:
         return []
+    asked = req if asked is None else asked
     if m.meta.origin == "hub" and m.meta.revision:     # re-plans read the same commit, from
-        req = replace(req, revision=m.meta.revision)    # the cache: no Hub request each
+        pin = {"revision": m.meta.revision}             # the cache: no Hub request each
+        req, asked = replace(req, **pin), replace(asked, **pin)
     out = []
-    for step in (_fp8, _context, _users, _dpa, _sibling, _more):
-        got = step(req, m, report)
+    for step in (_fp8, _radix, _context, _users, _dpa, _sibling, _more):
+        got = step(req, asked, m, report)
         out += got if isinstance(got, list) else ([got] if got else [])
     return out

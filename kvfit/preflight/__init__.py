@@ -13,7 +13,16 @@ no model; they print one JSON object, which result.py checks field by field.
 from __future__ import annotations
 
 from .options import EngineCheck, engine_check
-from .render import render_text
-from .section import exit_code, run_check
 
 __all__ = ["EngineCheck", "engine_check", "exit_code", "render_text", "run_check"]
+
+
+def __getattr__(name: str):
+    """The probe runner and renderer load only when a check runs (--check-engine)."""
+    if name in ("exit_code", "run_check"):
+        from . import section
+        return getattr(section, name)
+    if name == "render_text":
+        from .render import render_text
+        return render_text
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

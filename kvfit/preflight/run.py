@@ -44,8 +44,18 @@ def _last_line(err: bytes) -> str:
 
 
 def run_probe(engine: str, check: EngineCheck, argv: list[str], tmp: Path,
-              offline: bool) -> dict:
-    """The engine's result (see result.from_probe); a timeout is an `error` with timed_out."""
+              offline: bool, quiet: bool = False, stream=None) -> dict:
+    """The engine's result (see result.from_probe); a timeout is an `error` with timed_out.
+    On a terminal's stderr (unless `quiet`) a line says which probe is running and its limit."""
+    from ..progress import progress
+
+    with progress(f"--check-engine {engine}", stream=stream, quiet=quiet) as p:
+        p.note(f"{check.probe} probe in {check.python_given} (up to {check.timeout:g} s; an "
+               "engine import can take minutes)")
+        return _probe(engine, check, argv, tmp, offline)
+
+
+def _probe(engine: str, check: EngineCheck, argv: list[str], tmp: Path, offline: bool) -> dict:
     cmd = [check.python, str(HERE / f"probe_{engine}.py"), *argv]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -33,7 +33,8 @@ def run_check(check: EngineCheck, req, meta, report: dict) -> dict:
     with tempfile.TemporaryDirectory(prefix="kvfit-engine-") as name:
         tmp = Path(name)
         inp = probe_inputs(req, meta, report, check.tp, tmp)
-        results = [run_probe(engine, check, inp.argv(check.probe), tmp, req.offline)
+        results = [run_probe(engine, check, inp.argv(check.probe), tmp, req.offline,
+                             quiet=bool(getattr(req, "json", False)))
                    for engine in check.engines]
     source = inp.config_source
     if source.startswith("the config.json kvfit resolved"):

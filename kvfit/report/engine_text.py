@@ -5,7 +5,7 @@ Renderers never compute: every number below is read from the report.
 
 from __future__ import annotations
 
-GIB = 1024**3
+from .words import count, gib, number
 
 
 def _pool_line(e: dict) -> list[str]:
@@ -16,21 +16,25 @@ def _pool_line(e: dict) -> list[str]:
             for k in keys}
     if any(vals[k] is None for k in keys):
         return []
-    reserve = [f"  {g['components']}: {g['blocks']} blocks per request = {g['rule']}"
+    reserve = [f"  {g['components']}: {count(g['blocks'], 'block')} per request = {g['rule']}"
                for g in e.get("request_blocks_by_group") or () if g.get("family") == "sliding"]
-    return reserve + [f"  pool: {vals['num_gpu_blocks']:,} blocks x {vals['block_size']} tokens = "
-            f"{vals['attention_token_capacity']:,} tokens per attention layer "
-            f"({vals['capacity_over_len']:.2f} x max_model_len); one request pins "
-            f"{vals['blocks_per_request']} blocks across its groups -> concurrency "
-            f"{vals['max_concurrency']:.2f}x"]
+    return reserve + [f"  pool: {count(vals['num_gpu_blocks'], 'block')} x "
+                      f"{count(vals['block_size'], 'token')} = "
+                      f"{count(vals['attention_token_capacity'], 'token')} per attention layer "
+                      f"({vals['capacity_over_len']:.2f} x max_model_len); one request pins "
+                      f"{count(vals['blocks_per_request'], 'block')} across its groups -> "
+                      f"concurrency {vals['max_concurrency']:.2f}x"]
 
 
-def render_text(report: dict) -> str:
-    """Text lines for the engine sections and the command (empty when there are none)."""
-    out = []
+def render_text(report: dict, verbose: bool = True) -> str:
+    """Text lines for the engine sections and the command (empty when there are none); unless
+    `verbose`, only the recommended layout's engine section."""
+    from ..plan.layouts import recommended_layout
+
+    out, chosen = [], recommended_layout(report)
     for lay in report.get("layouts", []):
         e = lay.get("engine")
-        if not e:
+        if not e or not (verbose or lay is chosen):
             continue
         out.append(f"engine {e['engine']} {e['version']} ({e['version_basis']}), "
                    f"{lay.get('label', lay['tp'])}:")
@@ -39,7 +43,7 @@ def render_text(report: dict) -> str:
                            ("max_running_requests", "max_running_requests"),
                            ("mamba_cache_size", "recurrent state slots")):
             if isinstance(e.get(key), dict) and e[key]["value"] is not None:
-                out.append(f"  {label}: {e[key]['value']} ({e[key]['basis']})")
+                out.append(f"  {label}: {number(e[key]['value'])} ({e[key]['basis']})")
         if e.get("hybrid"):
             out.append(f"  {e['hybrid']['log_line']}; recurrent page padded by "
                        f"{e['hybrid']['recurrent_padding_percent']['value']}%")
@@ -48,7 +52,7 @@ def render_text(report: dict) -> str:
         for key in ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "cudagraph_bytes"):
             if key in mem and mem[key]["value"] is not None:
                 out.append(f"  {key.replace('_bytes', '').replace('_', ' ')}: "
-                           f"{mem[key]['value'] / GIB:.2f} GiB ({mem[key]['basis']})")
+                           f"{gib(mem[key]['value'], 2)} ({mem[key]['basis']})")
         out += [f"  warning: {w}" for w in e.get("warnings", [])]
         if e.get("refusal"):
             out.append(f"  REFUSES TO START: {e['refusal']['reason']} [{e['refusal']['rule']}]")

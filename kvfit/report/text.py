@@ -1,30 +1,14 @@
-"""The text report, read top-down: verdict, search/inverse answers, layouts, state, facts.
+"""The text report, read top-down: verdict, the direct answers, layouts, next steps, state,
+warnings; `--verbose` adds the provenance (kvfit.report.facts_text) and every engine block.
 
 Renderers never compute: every number and sentence below comes from the report dict.
 """
 
 from __future__ import annotations
 
-GIB = 1024**3
-ASSUMPTIONS = (
-    "Counted state is a static upper bound for fully resident sequences, not a runtime "
-    "allocation or OOM guarantee; engine paging, CUDA graphs and activations are covered only "
-    "by the utilization and reserve you chose.",
-    "TP layouts assume ideal weight sharding inside each TP group; DP replicas hold full copies.",
-)
-EP_ASSUMPTION = ("Attention-DP + EP layouts distribute routed experts across each model group "
-                 "and count every other tensor replicated on every GPU; prefix sharing, HiCache, "
-                 "context/pipeline parallelism and cross-node expert groups are not searched.")
-
-
-def gib(n) -> str:
-    return "unknown" if n is None else f"{n / GIB:,.3f} GiB"
-
-
-def _table(rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  " + "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                             for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]
+from .facts_text import VERBOSE_HINT, assumptions_lines, experts_lines, facts_lines, source_line
+from .questions_text import inverse_lines, search_lines
+from .words import count, gib, number, table, tokens
 
 
 def _chosen(r: dict) -> dict | None:
@@ -36,12 +20,12 @@ def _verdict(r: dict) -> list[str]:
     m = r["model"]
     rev = f"@{m['revision'][:12]}" if m.get("revision") else ""
     head = (f"kvfit: {m['source']}{rev} ({m['origin']}) | {r['architecture']['id']} | "
-            f"{r['context_tokens']:,} tokens | KV {r['kv_dtype']}")
+            f"{tokens(r['context_tokens'])} | KV {r['kv_dtype']}")
     rope = r.get("rope_scaling")
     if rope:
         was = rope["declared_max_tokens"]
         head += (f" | RoPE {rope['rope_type']} x{rope['factor']:g} ({rope['source']}): maximum "
-                 + (f"{was:,} -> " if was else "") + f"{rope['max_context_tokens']:,}")
+                 + (f"{number(was)} -> " if was else "") + number(rope["max_context_tokens"]))
     lay = _chosen(r)
     if r.get("search") and not r["layouts"]:
         line = "NO CANDIDATE: no system family holds the target under these settings."
@@ -55,12 +39,13 @@ def _verdict(r: dict) -> list[str]:
         line = "NO LAYOUT: no valid layout for this model on these GPUs."
     else:
         word = {True: "FITS", False: "DOES NOT FIT", None: "UNKNOWN"}[lay["fits"]]
-        line = f"{word} ({r['capacity_model']['label']}): {lay['label']}: {lay['reason'].rstrip('.')}."
+        line = (f"{word} ({r['capacity_model']['label']}): {lay['label']}: "
+                f"{lay['reason'].rstrip('.')}.")
         if r["weights"]["source"] == "config estimate":
             line += " (Weights ESTIMATED from config shapes.)"
     if r.get("hypothetical"):
-        line = (f"HYPOTHETICAL (context {r['context_tokens']:,} exceeds the declared maximum "
-                f"{r['max_context_tokens']:,}): {line}")
+        line = (f"HYPOTHETICAL (context {number(r['context_tokens'])} exceeds the declared "
+                f"maximum {number(r['max_context_tokens'])}): {line}")
     out = [head, line]
     if r.get("detected_hardware"):
         out.append(r["detected_hardware"]["summary"])
@@ -72,57 +57,11 @@ def _verdict(r: dict) -> list[str]:
             out.append(f"Capacity model: {cap['label']} ({cap['version_basis']}"
                        + (f"; chosen by {cap['selected_by']}" if cap.get("selected_by") else "")
                        + "); the static bound is shown beside it.")
-    return out + _inverse(r)
-
-
-def _inverse(r: dict) -> list[str]:
-    inv = r.get("inverse")
-    if not inv:
-        return []
-    if inv["question"] == "min_gpus":
-        if inv["min_gpus"] is None:
-            return [f"MIN GPUS: no count of {inv['hardware']} up to {inv['searched_up_to']:,} "
-                    f"holds {inv['required_sequences']} sequences."]
-        return [f"MIN GPUS: {inv['min_gpus']} x {inv['hardware']} ({inv['recommended']['label']}) "
-                f"hold {inv['recommended']['max_sequences']} >= {inv['required_sequences']} "
-                f"sequences (searched 1..{inv['searched_up_to']:,})."]
-    out = [f"MAX CONTEXT: longest context (1..{inv['upper_bound_tokens']:,}) at which "
-           f"{inv['required_sequences']} sequence(s) fit, per layout:"]
-    rows = [["layout", "placement", "max context", "sequences there"]]
-    rows += [[x["label"], x["placement"], "-" if x["max_context_tokens"] is None else
-              f"{x['max_context_tokens']:,}", "-" if x["max_sequences"] is None
-              else str(x["max_sequences"])] for x in inv["per_layout"]]
-    return out + _table(rows, {2, 3})
-
-
-def _search(r: dict) -> list[str]:
-    s = r.get("search")
-    if not s:
-        return []
-    out = ["", f"Search: the fewest complete systems holding {r['target']['required_sequences']} "
-               f"sequences, up to {s['max_nodes']} node(s) ({s['memory_basis']} memory basis)"]
-    for c in s["candidates"]:
-        if c["status"] == "fits":
-            a, loc = c["best_any_fabric"], c["best_scale_up_local"]
-            line = (f"{c['nodes']} node(s) = {c['gpus']} x {c['hardware']}: best_any_fabric "
-                    f"{a['label']}, {a['dp']} model group(s), {a['max_sequences']} sequences "
-                    f"[{a['placement']}]; best_scale_up_local "
-                    + (f"{loc['label']}, {loc['max_sequences']} sequences" if loc else "none"))
-            if c["smallest_scale_up_local_nodes"] not in (None, c["nodes"]):
-                line += f" (node-local fits from {c['smallest_scale_up_local_nodes']} nodes)"
-        else:
-            line = f"{c['status'].upper()}: {c['reason']}"
-        o = c.get("other_basis")
-        if o:
-            line += (f" | on the {o['basis']} basis: " + (f"{o['nodes']} node(s)" if o["nodes"]
-                     else o["status"]))
-        out.append(f"  {c['system']:<12} {line}")
-    out.append(f"Chosen: {s['chosen'] or 'none'} ({s['why']})")
-    return out
+    return out + inverse_lines(r)
 
 
 def _seqs(x: dict) -> str:
-    return "-" if x["max_sequences"] is None else f"{x['max_sequences']:,}"
+    return number(x["max_sequences"])
 
 
 def _static(x: dict) -> list[str]:
@@ -135,6 +74,10 @@ def _by_engine(r: dict) -> bool:
     return r["capacity_model"]["name"] != "static"
 
 
+def _verdict_cell(x: dict) -> str:
+    return {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
+
+
 def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
     engine = _by_engine(r)
     rows = [["TP", "DP"] + (["placement"] if topo else []) +
@@ -142,11 +85,10 @@ def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
             (["static bound"] if engine else []) + ["verdict"]]
     for x in (x for x in r["layouts"] if x["parallelism"] == "tp"):
         p = x["per_rank"]
-        verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
-        rows.append([str(x["tp"]), str(x["dp"])] + ([x["placement"]] if topo else []) +
+        rows.append([number(x["tp"]), number(x["dp"])] + ([x["placement"]] if topo else []) +
                     [gib(p["weights_bytes"]), gib(p["state_bytes_per_sequence"]),
                      gib(p["budget_bytes"]), _seqs(x)] + (_static(x) if engine else [])
-                    + [verdict])
+                    + [_verdict_cell(x)])
     return rows
 
 
@@ -157,40 +99,46 @@ def _dpa_rows(r: dict) -> list[list[str]]:
             (["static bound"] if engine else []) + ["verdict"]]
     for x in (x for x in r["layouts"] if x["parallelism"] != "tp"):
         p = x["per_rank"]
-        verdict = {True: "fits", False: "no", None: "?"}[x["fits"]] if x["valid"] else "invalid"
-        rows.append([x["label"], str(x["dp"]), x["placement"], gib(p["routed_expert_bytes"]),
+        rows.append([x["label"], number(x["dp"]), x["placement"], gib(p["routed_expert_bytes"]),
                      gib(p["non_expert_bytes"]), gib(p["state_bytes_per_sequence"]),
                      gib(p["padding_bytes"]), f"{gib(p['used_bytes'])} / {gib(p['budget_bytes'])}",
-                     _seqs(x)] + (_static(x) if engine else []) + [verdict])
+                     _seqs(x)] + (_static(x) if engine else []) + [_verdict_cell(x)])
     return rows
 
 
 def _hardware_line(hw: dict) -> str:
-    where = (f"{hw['nodes']} x {hw['system']} = {hw['gpus']} x {hw['id']}; scale-up domain "
-             f"{hw['scale_up_domain_accelerators']} GPU(s), {hw['scale_up_domains']} domain(s), "
-             f"{hw['memory_domains']} memory domain(s)" if hw.get("system")
-             else f"{hw['gpus']} x {hw['id']}")
+    where = (f"{number(hw['nodes'])} x {hw['system']} = {number(hw['gpus'])} x {hw['id']}; "
+             f"scale-up domain {count(hw['scale_up_domain_accelerators'], 'GPU')}, "
+             f"{count(hw['scale_up_domains'], 'domain')}, "
+             f"{count(hw['memory_domains'], 'memory domain')}" if hw.get("system")
+             else f"{number(hw['gpus'])} x {hw['id']}")
     return (f"Layouts on {where} ({hw['basis_detail']}; utilization {hw['utilization']:g}; "
             f"reserve {gib(hw['runtime_reserve_bytes'])} per GPU)")
 
 
-def _layouts(r: dict) -> list[str]:
+def _target_line(t: dict) -> str:
+    return (f"Target: {count(t['concurrent_users'], 'user')} x "
+            f"{count(t['active_sequences_per_user'], 'resident sequence')} = "
+            f"{count(t['required_sequences'], 'sequence')}")
+
+
+def _layouts(r: dict, verbose: bool) -> list[str]:
     hw, t = r["hardware"], r["target"]
     topo = bool(hw.get("system")) or any(x["placement"] != "node-local" for x in r["layouts"])
-    out = ["", _hardware_line(hw), f"Target: {t['concurrent_users']} user(s) x "
-           f"{t['active_sequences_per_user']} resident sequence(s) = {t['required_sequences']}"]
+    out = ["", _hardware_line(hw), _target_line(t)]
     engine = _by_engine(r)
     num = {0, 1} | ({3, 4, 5, 6} if topo else {2, 3, 4, 5})
     num |= {max(num) + 1} if engine else set()
-    out += _table(_plain_rows(r, topo), num)
+    out += table(_plain_rows(r, topo), num)
     if any(x["parallelism"] != "tp" for x in r["layouts"]):
         out += ["Attention-DP + expert parallelism (groups = model groups):"]
-        out += _table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8} | ({9} if engine else set()))
+        out += table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8} | ({9} if engine else set()))
     if t["active_sequences_per_user"] > 1:
-        users = "; ".join(f"{x['label']}: {x['max_users']}" for x in r["layouts"]
+        users = "; ".join(f"{x['label']}: {number(x['max_users'])}" for x in r["layouts"]
                           if x["valid"] and x.get("max_users") is not None)
-        out.append(f"Users served at {t['active_sequences_per_user']} resident sequences each: "
-                   f"{users}")
+        out.append(f"Users served at {count(t['active_sequences_per_user'], 'resident sequence')}"
+                   f" each: {users}")
+    chosen = _chosen(r)
     for x in r["layouts"]:
         name = f"TP={x['tp']}" if x["parallelism"] == "tp" else x["label"]
         if x["fits"] is False:
@@ -199,20 +147,28 @@ def _layouts(r: dict) -> list[str]:
             continue
         if x.get("placement_note"):
             out.append(f"  {name}: {x['placement_note']}")
-        if x["parallelism"] == "tp":
+        if x["parallelism"] == "tp" and (verbose or x is chosen):   # copies of the state
             out += [f"  {name}: {note}" for note in x.get("replication", ())]
     return out + _recommendation(r)
+
+
+def _why(rec: dict) -> str:
+    """`Recommended: X: why` without naming X twice (the plan's `why` starts with the label)."""
+    why = rec["why"]
+    if why.startswith(rec["label"] + " "):
+        return f"{rec['label']}: {why[len(rec['label']) + 1:]}"
+    return f"{rec['label']} ({why})"
 
 
 def _recommendation(r: dict) -> list[str]:
     rec, out = r["recommended"], []
     if rec:
-        out.append(f"Recommended: {rec['label']} ({rec['why']})")
+        out.append(f"Recommended: {_why(rec)}")
     for key, name in (("best_scale_up_local", "Best node-local"), ("best_any_fabric",
                                                                   "Best on any fabric")):
         b = r.get(key)
         if r["hardware"].get("system"):
-            out.append(f"{name}: " + (f"{b['label']} ({b['max_sequences']} sequences, "
+            out.append(f"{name}: " + (f"{b['label']} ({count(b['max_sequences'], 'sequence')}, "
                                       f"{b['placement']})" if b else "none"))
     lay = _chosen(r)
     if lay and lay["parallelism"] != "tp" and lay["per_rank"]["used_bytes"] is not None:
@@ -220,10 +176,10 @@ def _recommendation(r: dict) -> list[str]:
         out.append(f"Per GPU ({lay['label']}): {gib(p['weights_bytes'])} of checkpoint tensors "
                    f"({gib(p['routed_expert_bytes'])} routed experts + "
                    f"{gib(p['non_expert_bytes'])} other tensors, counted replicated), "
-                   f"{lay['sequences_per_group']} x {gib(p['state_bytes_per_sequence'])} of "
-                   f"sequence state, {gib(p['reserve_bytes'])} reserve and "
-                   f"{gib(p['padding_bytes'])} pool padding ({p['padding_bytes']:,} B: one "
-                   f"{p['padding_page_tokens']}-token "
+                   f"{number(lay['sequences_per_group'])} x {gib(p['state_bytes_per_sequence'])} "
+                   f"of sequence state, {gib(p['reserve_bytes'])} reserve and "
+                   f"{gib(p['padding_bytes'])} pool padding ({number(p['padding_bytes'])} B: one "
+                   f"{number(p['padding_page_tokens'])}-token "
                    f"page): {gib(p['used_bytes'])} / {gib(p['budget_bytes'])} budgeted.")
     out += r.get("placement_notes") or []
     cmp = r.get("memory_basis_comparison")
@@ -236,72 +192,22 @@ def _recommendation(r: dict) -> list[str]:
 def _state(r: dict) -> list[str]:
     s = r["state"]
     out = ["", f"State per sequence: {gib(s['bytes_per_sequence'])} "
-               f"({s['bytes_per_sequence']:,} B) at {r['context_tokens']:,} tokens"]
+               f"({number(s['bytes_per_sequence'])} B) at {count(r['context_tokens'], 'token')}"]
     rows = [["component", "kind", "layers", "entries/layer", "bytes/entry", "bytes/seq",
              "shard", "bytes/entry formula"]]
     for c in s["components"]:
-        rows.append([c["name"], c["kind"], str(c["layers"]), f"{c['entries_per_layer']:,}",
-                     f"{c['bytes_per_entry']:,}", f"{c['bytes_per_sequence']:,}", c["shard"],
+        rows.append([c["name"], c["kind"], number(c["layers"]), number(c["entries_per_layer"]),
+                     number(c["bytes_per_entry"]), number(c["bytes_per_sequence"]), c["shard"],
                      c["bytes_per_entry_formula"] + ("" if c["layout"] == "logical"
                                                      else f" [{c['layout']}]")])
-    return out + _table(rows, {2, 3, 4, 5})
+    return out + table(rows, {2, 3, 4, 5})
 
 
-def _experts(r: dict) -> list[str]:
-    ep = r.get("expert_parallel")
-    if not ep:
-        return []
-    return ["", f"Expert ownership ({ep['source']}): {ep['detail']}",
-            f"  {gib(ep['routed_expert_bytes'])} in {ep['routed_experts']} routed experts + "
-            f"{gib(ep['non_expert_bytes'])} other tensors = {gib(ep['total_bytes'])} of tensors "
-            "in the whole checkpoint",
-            f"  {ep['assumption']}.",
-            f"  Pool padding ({ep['engine']}): {ep['padding_rule']}."]
-
-
-def _facts(r: dict) -> list[str]:
-    a, w, d = r["architecture"], r["weights"], r["dtypes"]
-    out = ["", f"Architecture {a['id']} ({a['spec']}): {a['summary']}"]
-    out += [f"  {f['name']} = {f['value']} ({f['provenance']})" for f in a["fields"]]
-    out += [f"  layers {name}: {v['count']} [{v['layers']}]" for name, v in a["layer_sets"].items()]
-    out += ["", "Dtypes:"] + [f"  {k}: {v['name']} ({v['bytes_per_value']} B/value; "
-                               f"{v['provenance']})" + (f"; {v['note']}" if v["note"] else "")
-                               for k, v in d.items()]
-    out += ["", f"Weights: {gib(w['bytes'])} ({w['source']}: {w['detail']})"]
-    h = r.get("headers")
-    if h:
-        dtypes = ", ".join(f"{k} {gib(v)}" for k, v in h["bytes_by_dtype"].items())
-        out.append(f"Headers: {h['tensors']:,} tensors, {gib(h['tensor_bytes'])} "
-                   f"({h['source']}){'; ' + dtypes if dtypes else ''}; all {h['layers_covered']} "
-                   "declared layers have tensors")
-    return out + _quant_lines(r.get("quantization") or {}) + _model_notes(r["model"])
-
-
-def _quant_lines(q: dict) -> list[str]:
-    if not (q.get("weight_algorithm") or q.get("kv_cache") or q.get("kv_cache_source")):
-        return []
-    scope = f"; mixed, {q.get('scope')}" if q.get("mixed") else (
-        f"; {q['scope']}" if q.get("scope") else "")
-    excl = f"; {q['excluded_modules']} excluded module pattern(s)" if q.get(
-        "excluded_modules") and "excluded" not in (q.get("scope") or "") else ""
-    kv = q.get("kv_cache") or "none"
-    src = f" ({q['kv_cache_source']})" if q.get("kv_cache_source") else ""
-    return [f"Quantization: weights {q.get('weight_algorithm') or 'none'}{scope}{excl}",
-            f"KV-cache declaration: {kv}{src}"]
-
-
-def _model_notes(m: dict) -> list[str]:
-    notes = m.get("notes") or []
-    if not notes or m.get("origin") == "local":
-        return []
-    return ["", "Checkpoint:"] + [f"  - {n}" for n in notes]
-
-
-def _engine(r: dict) -> list[str]:
+def _engine(r: dict, verbose: bool) -> list[str]:
     if not (r.get("engine_command") or any("engine" in x for x in r.get("layouts", ()))):
         return []
     from .engine_text import render_text as engine_text
-    return ["", engine_text(r).rstrip("\n")]
+    return ["", engine_text(r, verbose=verbose).rstrip("\n")]
 
 
 def _engine_check(r: dict) -> list[str]:
@@ -318,22 +224,27 @@ def _suggestions(r: dict) -> list[str]:
     out = ["", "What would fit (each re-planned with the same capacity model; smallest change "
                "first):"]
     for s in got:
-        where = f" -> {s['layout']}, {s['max_sequences']:,} sequences" if s.get("layout") else ""
+        where = (f" -> {s['layout']}, {count(s['max_sequences'], 'sequence')}" if s.get("layout")
+                 else "")
         out.append(f"  {s['flags']}: {s['description']}{where}")
     return out
 
 
-def render_text(r: dict) -> str:
-    """The whole text report."""
-    lines = _verdict(r) + _search(r)
+def render_text(r: dict, verbose: bool = False) -> str:
+    """The text report: the answer, the layouts, next steps, state and warnings; with
+    `verbose` also the provenance of every field, dtype and weight byte, every engine block,
+    and the assumptions."""
+    lines = _verdict(r) + search_lines(r)
     if r["layouts"]:
-        lines += _layouts(r)
+        lines += _layouts(r, verbose)
     lines += _suggestions(r)
     lines += _engine_check(r)
-    lines += _state(r) + _experts(r) + _engine(r) + _facts(r)
+    lines += _state(r)
+    if verbose:
+        lines += experts_lines(r)
+    lines += _engine(r, verbose)
+    lines += facts_lines(r) if verbose else ["", source_line(r)]
     if r["warnings"]:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r["warnings"]]
-    lines += ["", "Assumptions:"] + [f"  - {a}" for a in ASSUMPTIONS]
-    if r.get("expert_parallel"):
-        lines.append(f"  - {EP_ASSUMPTION}")
+    lines += assumptions_lines(r) if verbose else ["", VERBOSE_HINT]
     return "\n".join(lines) + "\n"

@@ -63,6 +63,8 @@ class Component:
     when: Expr | None = None
     layouts: tuple[tuple[str, str, Expr], ...] = ()
     extra_layers: Expr | None = None
+    # layout name -> (kind, shard heads) where that engine storage differs from the logical one
+    layout_shards: tuple[tuple[str, str | None, Expr | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,12 +180,15 @@ class _Compiler:
             return None
         layouts = tuple((n, v["summary"], self.expr(path + ("layouts", n, key)))
                         for n, v in raw.get("layouts", {}).items() if key in v)
+        shards = tuple((n, v.get("kind"), self.expr(path + ("layouts", n, "shard", "heads"))
+                        if "shard" in v else None)
+                       for n, v in raw.get("layouts", {}).items() if "kind" in v or "shard" in v)
         opt = {k: self.expr(path + (k,)) for k in ("window", "ratio", "when", "extra_layers")
                if k in raw}
         heads = self.expr(path + ("shard", "heads")) if "heads" in raw["shard"] else None
         bytes_ = compile_expr(0, set()) if kind == "none" else self.expr(path + (key,))
         return Component(raw["name"], raw.get("summary", ""), kind, raw.get("layers", ""),
-                         bytes_, heads, layouts=layouts, **opt)
+                         bytes_, heads, layouts=layouts, layout_shards=shards, **opt)
 
 
 def _experts(c: _Compiler, raw: dict | None) -> Experts | None:

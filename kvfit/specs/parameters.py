@@ -29,6 +29,8 @@ class Tensor:
     heads: Expr | None
     element_bytes: Expr | None
     repeat: Expr | None = None
+    # declared format -> the format this checkpoint family really stores it in
+    formats: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
                                         "`extra_layers`; use one"))
     return Tensor(raw["module"], shape, opt["count"], layers, opt["extra_layers"],
                   opt["experts"], opt["when"], split, heads, opt["element_bytes"],
-                  opt["repeat"])
+                  opt["repeat"], tuple(sorted(raw.get("formats", {}).items())))
 
 
 def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None:
@@ -80,7 +82,9 @@ def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None
         fields = {n: c.field(n, f, ("parameters", "fields")) for n, f in extra.items()}
         outer = {n: c.field(n, f, ("parameters", "outer_fields")) for n, f in outer_raw.items()}
         tensors = tuple(_tensor(c, i, t, sets) for i, t in enumerate(raw["tensors"]))
-        requires = tuple((c.expr(("parameters", "requires", i, "check")), r["message"])
+        # a check may also name a layer set (the list of its layer indexes), so
+        # `len(some_set) == 0` refuses a schedule the tensor list does not describe
+        requires = tuple((c.expr(("parameters", "requires", i, "check"), sets), r["message"])
                          for i, r in enumerate(raw.get("requires", ())))
     finally:
         c.names = saved

@@ -24,7 +24,8 @@ def _describe(err) -> tuple[str, str | None, bool]:
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
-        return f"unknown key(s): {', '.join(extra)}", f"allowed keys here: {allowed}", False
+        word = "unknown key" if len(extra) == 1 else "unknown keys"
+        return f"{word}: {', '.join(extra)}", f"allowed keys here: {allowed}", False
     if err.validator == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
         example = err.schema.get("properties", {}).get(missing, {}).get("examples", [None])[0]

@@ -112,12 +112,16 @@ def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState |
         param = _int_bytes(c.window or c.ratio, names, f"{c.name} window/ratio", arch)
         if param == 0:
             raise ConfigError(f"spec '{arch.id}': {c.name} window/ratio is 0.")
-    heads = _int_bytes(c.shard_heads, names, f"{c.name} heads", arch) if c.shard_heads else None
+    kind, shard = c.kind, c.shard_heads
+    for name, k, h in c.layout_shards:      # the engine stores this state another way
+        if chosen and name == chosen[0]:
+            kind, shard = k or kind, h if h is not None else shard
+    heads = _int_bytes(shard, names, f"{c.name} heads", arch) if shard else None
     if heads == 0:
         raise UnsupportedArchitecture(f"{c.name}: the config gives 0 heads.")
-    per_layer = entries(c.kind, ctx, param)
+    per_layer = entries(kind, ctx, param)
     return ComponentState(
-        c.name, c.kind, c.summary, c.layers or "extra", n_layers, per_layer, per_entry,
+        c.name, kind, c.summary, c.layers or "extra", n_layers, per_layer, per_entry,
         n_layers * per_layer * per_entry, heads, expr.text, chosen[0] if chosen else "logical",
         window=param if c.kind in ("sliding", "chunked", "draft") else None,
         ratio=param if c.kind == "compressed" else None)

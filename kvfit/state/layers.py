@@ -92,7 +92,7 @@ def _check_partition(arch: Architecture, values: dict, n: int, done: dict) -> No
             continue
         facts = [f"{_keys(arch, s.field)}[{i}]{'.' + s.key if s.key else ''} = "
                  f"{_describe(values.get(s.field), i, s.key)}"
-                 for s in arch.layers.values() if s.field and s.mode in ("list", "chars")
+                 for s in _feeding(arch) if s.field and s.mode in ("list", "chars")
                  and values.get(s.field) is not None]
         detail = f" ({'; '.join(sorted(set(facts)))})" if facts else ""
         what = ("matches none of" if not owners else
@@ -102,6 +102,18 @@ def _check_partition(arch: Architecture, values: dict, n: int, done: dict) -> No
             f"({', '.join(arch.partition)}); the declarations conflict or name a kind the spec "
             "does not model, and kvfit will not guess its state.",
             fields=tuple(sorted({_keys(arch, s.field) for s in arch.layers.values() if s.field})))
+
+
+def _feeding(arch: Architecture) -> list:
+    """The selectors the partition is built from (directly or through `except`), so a
+    refusal names only the facts that decide a layer's kind (not, say, weight-only sets)."""
+    seen, todo = set(), list(arch.partition)
+    while todo:
+        name = todo.pop()
+        if name not in seen and name in arch.layers:
+            seen.add(name)
+            todo.extend(arch.layers[name].names)
+    return [arch.layers[n] for n in sorted(seen)]
 
 
 def _describe(seq, i: int, key: str | None):

@@ -40,9 +40,16 @@ def main() -> int:
     if not python:
         print("set KVFIT_SGLANG_PYTHON to a Python with SGLang installed", file=sys.stderr)
         return 2
-    rows = [(p, h, c) for p in PLANS for h, c in commands(p, "sglang")]
-    out = subprocess.run([python, str(HERE / "sglang_args_probe.py")], input=json.dumps(
-        [c for _, _, c in rows]), capture_output=True, text=True, check=True).stdout
+    from kvfit.progress import progress
+
+    with progress("record SGLang commands", total=len(PLANS)) as shown:   # stderr, TTY only
+        rows = []
+        for plan in PLANS:
+            shown.step(" ".join(plan)[:60])
+            rows += [(plan, h, c) for h, c in commands(plan, "sglang")]
+        shown.note(f"parsing {len(rows)} commands with SGLang's own parser (its import is slow)")
+        out = subprocess.run([python, str(HERE / "sglang_args_probe.py")], input=json.dumps(
+            [c for _, _, c in rows]), capture_output=True, text=True, check=True).stdout
     parsed = [json.loads(line) for line in out.splitlines() if line.strip()]
     for (plan, host, cmd), got in zip(rows, parsed, strict=True):
         args = {k: (got.get("resolved") or {}).get(k) for k in KEYS}

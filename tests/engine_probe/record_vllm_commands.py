@@ -57,9 +57,16 @@ def main() -> int:
     if not python:
         print("set KVFIT_VLLM_PYTHON to a Python with vLLM installed", file=sys.stderr)
         return 2
-    rows = [(p, h, c) for p in PLANS for h, c in commands(p)]
-    out = subprocess.run([python, str(HERE / "vllm_args_probe.py")], input=json.dumps(
-        [c for _, _, c in rows]), capture_output=True, text=True, check=True).stdout
+    from kvfit.progress import progress
+
+    with progress("record vLLM commands", total=len(PLANS)) as shown:   # stderr, TTY only
+        rows = []
+        for plan in PLANS:
+            shown.step(" ".join(plan)[:60])
+            rows += [(plan, h, c) for h, c in commands(plan)]
+        shown.note(f"parsing {len(rows)} commands with vLLM's own parser (its import is slow)")
+        out = subprocess.run([python, str(HERE / "vllm_args_probe.py")], input=json.dumps(
+            [c for _, _, c in rows]), capture_output=True, text=True, check=True).stdout
     parsed = [json.loads(line) for line in out.splitlines() if line.strip()]
     for (plan, host, cmd), got in zip(rows, parsed, strict=True):
         args = {k: got["args"].get(k) for k in KEYS}

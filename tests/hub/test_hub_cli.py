@@ -61,7 +61,7 @@ def test_modelopt_nvfp4_with_fp8_kv_declaration(hub):
     assert q["weight_algorithm"] == "nvfp4" and q["mixed"] is True and q["excluded_modules"] >= 1
     # fp8 cache: 64 x 2 x 8 x 128 x 1 B x 32,768
     assert report["state"]["bytes_per_sequence"] == 4294967296
-    code, text, _ = run_cli("nvidia/Qwen3-32B-NVFP4", "--context", "32k")
+    code, text, _ = run_cli("nvidia/Qwen3-32B-NVFP4", "--context", "32k", "--verbose")
     assert "Quantization: weights nvfp4; mixed" in text and "KV-cache declaration: fp8" in text
 
 
@@ -129,3 +129,32 @@ def test_suggestions_replan_the_commit_already_read(hub):
     code, r, _ = _json(*fits)                      # the same plan, fitting: no suggestions
     assert code == 0 and not r["suggestions"]
     assert with_suggestions == hub.state.count()
+
+
+def test_hub_reads_show_progress_on_a_terminal_only(hub, monkeypatch, tmp_path):
+    """Each Hub request is one progress step on a terminal's stderr; --json and a pipe get
+    none, and stdout is the same report either way."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from kvfit.cli.main import main
+
+    class FakeTTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    _add_qwen(hub)
+    runs = {}
+    for name, flags in (("tty", ()), ("json", ("--json",))):
+        out, err = io.StringIO(), FakeTTY()
+        monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / name))   # each run asks the Hub
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["Qwen/Qwen3-32B", "--context", "32k", *flags])
+        runs[name] = (code, out.getvalue(), err.getvalue())
+    code, out, err = runs["tty"]
+    frames = [f.strip() for f in err.split("\r") if f.strip()]
+    assert frames[0].startswith("kvfit hub [1] reading ") and frames[-1] == "kvfit hub: done"
+    assert any("config.json" in f for f in frames), frames
+    assert "kvfit hub" not in out and code == runs["json"][0]
+    assert runs["json"][2] == ""

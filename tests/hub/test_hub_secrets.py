@@ -45,7 +45,7 @@ def test_cache_answered_report_does_not_carry_the_secret(hub, hub_env):
     code, _, _ = run_cli(REPO, "--context", "1k")           # online: fills the cache
     assert code in (0, 1, 5)
     hub_env.setenv("HF_ENDPOINT", f"http://user:{SECRET}@127.0.0.1:{_closed_port()}")
-    for flags in ((), ("--json",)):
+    for flags in (("--verbose",), ("--json",)):   # the checkpoint notes: --verbose or JSON
         code, out, err = run_cli(REPO, "--context", "1k", *flags)
         assert code in (0, 1, 5), err
         assert "metadata cache" in out

@@ -1,0 +1,173 @@
+"""`kvfit fit`: which catalog checkpoints (and local folders) meet a target on this hardware."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from ..errors import UsageError
+from .plan_args import Parser
+
+EPILOG = """\
+Every checkpoint is planned exactly as `kvfit MODEL --offline <the same flags>` plans it (the
+catalog's pinned metadata, never the Hub), so any row can be checked with a single plan; the
+command line is printed under the table. Rows that fit are listed best first (most resident
+sequences, then the smaller weights); those that do not fit, cannot be judged (weights
+unknown) or are refused (unsupported architecture, context over the declared maximum, ...)
+are counted, and --all lists them with their one-line reason.
+
+exit codes: 0 at least one checkpoint fits; 1 none fits; 2 bad input.
+
+examples:
+  kvfit fit --hardware dgx-spark --context 128k
+  kvfit fit --hardware rtx-5090-32 --gpus 2 --context 32k --users 4 --family qwen3
+  kvfit fit --system dgx-h100 --context 128k --kv-dtype fp8 --engine vllm --json
+  kvfit fit --hardware auto --context 64k ./my-checkpoint   (the local GPUs, and a folder)
+"""
+
+# fit flag -> the single-plan flag it is passed on as
+PASSED = {"gpus": "--gpus", "system": "--system", "nodes": "--nodes", "tp": "--tp",
+          "context": "--context", "users": "--concurrent-users", "kv_dtype": "--kv-dtype",
+          "engine": "--engine", "utilization": "--utilization"}
+
+
+def parser() -> Parser:
+    p = Parser(prog="kvfit fit", formatter_class=argparse.RawDescriptionHelpFormatter,
+               epilog=EPILOG, description=textwrap.fill("Which checkpoints meet the target on this hardware? "
+               "Plans every checkpoint of kvfit's offline catalog (and any local checkpoint "
+               "folders given) with the single plan's own code and lists those that fit, best "
+               "first, with their resident sequences, recommended layout, weights and "
+               "quantized siblings.", 79))
+    p.add_argument("paths", nargs="*", metavar="PATH", help="local checkpoint folders to plan "
+                   "as well")
+    p.add_argument("--hardware", help="accelerator preset (see `kvfit --list-hardware`), "
+                   "custom:<GiB>, or auto: the local GPUs nvidia-smi reports (read once)")
+    p.add_argument("--gpus", type=int, help="number of accelerators (default 1)")
+    p.add_argument("--system", help="a complete system preset (see `kvfit --list-systems`); "
+                   "not with --hardware or --gpus")
+    p.add_argument("--nodes", type=int, help="number of complete systems with --system")
+    p.add_argument("--tp", help="tensor-parallel size: auto (default: every divisor) or N")
+    p.add_argument("--context", required=True, help="tokens per sequence: 32768, or 32k / 1m "
+                   "(powers of 1024)")
+    p.add_argument("--users", type=int, help="users to serve at once, one resident sequence "
+                   "each (default 1; --concurrent-users of a single plan)")
+    p.add_argument("--kv-dtype", help="cache dtype: auto (default), bf16, fp8, ...")
+    p.add_argument("--engine", choices=["vllm", "sglang"], help="answer with the engine's own "
+                   "pool (as `kvfit MODEL --engine E`)")
+    p.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget")
+    p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "
+                   "of this organisation or model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; "
+                   "any letter case; repeatable)")
+    p.add_argument("--no-catalog", action="store_true", help="plan only the PATHs given")
+    p.add_argument("--all", action="store_true", help="also list the checkpoints that do not "
+                   "fit, cannot be judged or are refused, with their reason")
+    p.add_argument("--json", action="store_true", help="machine-readable result")
+    return p
+
+
+def _auto(ns: argparse.Namespace) -> tuple[str | None, str | None]:
+    """--hardware auto is read once: (preset, a note saying what was seen)."""
+    if str(ns.hardware or "").casefold() != "auto":
+        return ns.hardware, None
+    from ..detect import describe, detect
+
+    if ns.system is not None:
+        raise UsageError("--hardware auto and --system both name the accelerators; give one.")
+    d = detect()
+    used = d["count"] if ns.gpus is None else ns.gpus
+    if not 0 < used <= d["count"]:
+        raise UsageError(f"--gpus {ns.gpus} with --hardware auto: nvidia-smi sees "
+                         f"{d['count']} x {d['name']}.")
+    ns.gpus = used
+    return d["preset"], describe(d, used)
+
+
+def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
+    """The single-plan flags every candidate is planned with (after the model)."""
+    flags = ["--offline"] + (["--hardware", hardware] if hardware else [])
+    for name, flag in PASSED.items():
+        value = getattr(ns, name)
+        if value is not None:
+            flags += [flag, str(value)]
+    return flags
+
+
+def _check_target(flags: list[str]) -> None:
+    """Refuse a bad target once (exit 2), not once per checkpoint."""
+    from ..plan.context import parse_context
+    from ..plan.systems import from_request
+    from .main import _request
+    from .plan_args import build_parser
+
+    req = _request(vars(build_parser().parse_args(["target", *flags])))
+    if from_request(req) is None:
+        raise UsageError("kvfit fit needs the hardware to plan on: --hardware ID|auto "
+                         "[--gpus N] or --system ID [--nodes N].",
+                         hint="See `kvfit --list-hardware` and `kvfit --list-systems`.")
+    parse_context(req.context)
+
+
+def candidates(ns: argparse.Namespace):
+    """Catalog entries (filtered by --family) and local folders, in that order."""
+    from ..hub.catalog import catalog_repo_ids
+    from ..hub.catalog_info import family_keys, siblings
+    from ..plan.fit import Candidate
+
+    out = []
+    if not ns.no_catalog:
+        ids = catalog_repo_ids()
+        if ns.family:
+            wanted = {f.casefold() for f in ns.family}
+            keys = {r: family_keys(r) for r in ids}
+            ids = [r for r in ids if keys[r] & wanted]
+            if not ids:
+                known = sorted(set().union(*keys.values()))
+                raise UsageError(f"--family {', '.join(ns.family)}: no catalog checkpoint has "
+                                 "that organisation or model_type.",
+                                 hint=f"Known: {', '.join(known)}.")
+        out += [Candidate(r, "catalog", tuple(siblings(r))) for r in ids]
+    for raw in ns.paths:
+        path = Path(raw)
+        if not path.exists():
+            raise UsageError(f"no such checkpoint folder or file: {raw}")
+        out.append(Candidate(raw, "local", tuple(siblings(path.resolve().name))))
+    if not out:
+        raise UsageError("--no-catalog needs at least one PATH to plan.")
+    return out
+
+
+def _progress():
+    """A one-line progress counter on stderr, or None when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(i: int, n: int, model: str) -> None:
+        print(f"\rkvfit fit: planning {i + 1}/{n} {model[:60]:<60}", end="", file=sys.stderr,
+              flush=True)
+    return show
+
+
+def run(argv: list[str]) -> int:
+    from ..plan.fit import run as run_fit
+    from .fit_text import render
+
+    ns = parser().parse_args(argv)
+    hardware, seen = _auto(ns)
+    flags = plan_flags(ns, hardware)
+    _check_target(flags)
+    cands = candidates(ns)
+    progress = None if ns.json else _progress()
+    result = run_fit(cands, flags, progress)
+    if progress is not None:
+        print("\r" + " " * 80 + "\r", end="", file=sys.stderr, flush=True)
+    result = {"fit_version": 1, "plan_flags": flags, "detected_hardware": seen,
+              "verify": "kvfit MODEL " + " ".join(flags)} | result
+    if ns.json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        from ..textsafe import escape_controls
+        sys.stdout.write(escape_controls(render(result, ns.all)))
+    return 0 if result["counts"]["fits"] else 1

@@ -1,0 +1,53 @@
+"""`kvfit MODEL ... --sweep AXIS=v1,v2 [--plot FILE]` (and `--plot` on a single plan).
+
+Bad --sweep specs and --plot targets are refused before any planning; the chart is written
+before anything is printed, so an error leaves neither a half-written file nor a report.
+Exit codes: a sweep's (kvfit.plan.sweep.exit_code), else the plan's own.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
+    from ..plan import sweep
+    from .main import _request, verdict_code
+
+    target = None
+    if plot is not None:
+        from ..report.plot import check_target
+        target = check_target(plot)
+    flags = set(ns)
+    req = _request(ns)
+    axes = sweep.parse_axes(specs, flags, vars(req)) if specs else []
+    if axes:
+        report = sweep.run(req, axes)
+        cells, code = report["sweep"]["cells"], report["sweep"]["exit_code"]
+    else:
+        from ..plan.build import plan
+        report = plan(req)
+        cells, code = [sweep.cell_result(report, {})], verdict_code(report)
+        if "engine_check" in report:
+            from ..preflight import exit_code
+            code, note = exit_code(report["engine_check"], code)
+            if note:
+                print(note, file=sys.stderr)
+    if target is not None:
+        from ..report.plot import write_plot
+        write_plot(*target, report, cells, report.get("sweep", {}).get("axes", []))
+    if req.json:
+        from ..report.jsonout import render_json
+        sys.stdout.write(render_json(report))
+    else:
+        from ..textsafe import escape_controls
+        if axes:
+            from ..report.sweep_text import render_sweep_text
+            text = render_sweep_text(report)
+        else:
+            from ..report.text import render_text
+            text = render_text(report)
+        sys.stdout.write(escape_controls(text))
+    if target is not None:
+        print(f"kvfit: wrote {target[0]}", file=sys.stderr)
+    return code

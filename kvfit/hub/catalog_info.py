@@ -1,0 +1,169 @@
+"""What the offline catalog holds, read for `kvfit catalog` and `kvfit fit`: one row per entry,
+the nearest ids to a miss, ids known to be missing (kvfit/hub/catalog_missing.yaml), and the
+quantized siblings of an entry (other entries of the same base model)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from .catalog import catalog_file, catalog_repo_ids, load_entry
+
+# Name suffixes that mark a quantized or re-typed copy of a base model (Qwen3-32B-FP8,
+# DeepSeek-V4-Flash-NVFP4-FP8, Llama-4-Scout-17B-16E-Instruct-FP8-dynamic, ...-BF16).
+_QUANT_SUFFIX = re.compile(r"(-(fp8|nvfp4|mxfp4|fp4|bf16|fp16|int4|int8|awq|gptq|dynamic|static"
+                           r"|pertensor|fp8kv))+$", re.IGNORECASE)
+
+
+def base_name(repo_id: str) -> str:
+    """The base model a repo id (or an org--name folder) names, without its organisation or
+    quantization suffixes."""
+    return _QUANT_SUFFIX.sub("", repo_id.rpartition("/")[2].rpartition("--")[2]).casefold()
+
+
+@cache
+def _by_base() -> dict[str, tuple[str, ...]]:
+    groups: dict[str, list[str]] = {}
+    for rid in catalog_repo_ids():
+        groups.setdefault(base_name(rid), []).append(rid)
+    return {k: tuple(v) for k, v in groups.items()}
+
+
+def siblings(repo_id: str) -> list[str]:
+    """Other catalog entries of the same base model (Qwen/Qwen3-32B: Qwen3-32B-FP8, ...)."""
+    return [r for r in _by_base().get(base_name(repo_id), ()) if r.casefold() != repo_id.casefold()]
+
+
+def nearest_ids(typed: str, n: int = 5) -> list[str]:
+    """Catalog ids closest to `typed`: the same name under another organisation, names that
+    start with it, then difflib's close matches of the name and of the whole id."""
+    ids = catalog_repo_ids()
+    want = typed.strip().casefold()
+    name = want.rpartition("/")[2]
+    names = {r.rpartition("/")[2].casefold(): r for r in ids}
+    found = [r for r in ids if r.rpartition("/")[2].casefold() == name]
+    found += [r for r in ids if name and r.rpartition("/")[2].casefold().startswith(name)]
+    found += [r for r in ids if base_name(r) == base_name(want)]
+    found += [names[k] for k in difflib.get_close_matches(name, list(names), n=n, cutoff=0.6)]
+    folded = {r.casefold(): r for r in ids}
+    found += [folded[k] for k in difflib.get_close_matches(want, list(folded), n=n, cutoff=0.6)]
+    return [r for r in dict.fromkeys(found) if r.casefold() != want][:n]
+
+
+@cache
+def _missing() -> dict[str, dict[str, str]]:
+    from ruamel.yaml import YAML
+
+    text = resources.files("kvfit.hub").joinpath("catalog_missing.yaml").read_text("utf-8")
+    rows = YAML(typ="safe").load(text)["missing"]
+    return {r["id"].casefold(): {k: str(v) for k, v in r.items()} for r in rows}
+
+
+def known_missing(repo_id: str) -> dict[str, str] | None:
+    """{id, named_by, reason} when `repo_id` is a checkpoint known to have no pinned source."""
+    return _missing().get(repo_id.strip().casefold())
+
+
+def missing_ids() -> list[dict[str, str]]:
+    """Every known-missing checkpoint, as listed in catalog_missing.yaml."""
+    return list(_missing().values())
+
+
+def miss_hint(repo_id: str) -> str:
+    """What an offline miss adds: why a known-missing id is absent, and the nearest ids."""
+    parts = []
+    gone = known_missing(repo_id)
+    if gone is not None:
+        parts.append(f"{gone['id']} is known to be missing from the catalog: {gone['reason']}.")
+    close = nearest_ids(repo_id)
+    if close:
+        parts.append(f"Nearest catalog ids: {', '.join(close)} (`kvfit catalog list`).")
+    return " ".join(parts)
+
+
+def _config(repo_id: str) -> dict[str, Any]:
+    return json.loads(catalog_file(repo_id, "config.json"))
+
+
+def family_keys(repo_id: str) -> set[str]:
+    """What `--family` matches, case-folded: the organisation, model_type, text model_type."""
+    config = _config(repo_id)
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    keys = {repo_id.partition("/")[0], config.get("model_type"), text.get("model_type")}
+    return {str(k).casefold() for k in keys if k}
+
+
+def _quant_label(q: dict[str, Any]) -> str:
+    """One short phrase for the weights' declared quantization."""
+    algo = q.get("weight_algorithm")
+    if not algo:
+        return "none declared"
+    block = q.get("block_size")
+    text = algo + (f" {'x'.join(str(b) for b in block)} blocks" if block else "")
+    text += " (some modules excluded)" if q.get("mixed") else ""
+    return text + (f", KV {q['kv_cache']} declared" if q.get("kv_cache") else "")
+
+
+def _origin(record: dict[str, Any]) -> str:
+    o = record.get("pinned_from")
+    if o is None:
+        return "derived by a tool (not copied)"
+    return f"{o['host']}/{o['repo']}/{o['path']}@{o['commit']}"
+
+
+def describe(repo_id: str) -> dict[str, Any]:
+    """One entry as `kvfit catalog` shows it (weights' basis: the plan's own weight count)."""
+    from ..quant import summarize
+    from .catalog import lookup_catalog
+
+    entry = load_entry(repo_id)
+    config = _config(entry["repo_id"])
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    quant = summarize(lookup_catalog(entry["repo_id"])).to_json()
+    archs = config.get("architectures") or text.get("architectures") or [None]
+    return {
+        "repo_id": entry["repo_id"], "aliases": entry.get("aliases", []),
+        "architecture": archs[0], "model_type": config.get("model_type"),
+        "text_model_type": text.get("model_type"),
+        "quantization": _quant_label(quant), "quantization_summary": quant,
+        "weights": _weights(entry),
+        "hf_revision": entry["hf_revision"],
+        "revision": entry["hf_revision"] or "Hub revision unknown",
+        "files": [{"file": f["file"], "bytes": f["bytes"], "sha256": f["sha256"],
+                   "fidelity": f["fidelity"], "pinned_from": f["pinned_from"],
+                   "source": _origin(f)} for f in entry["snapshot"]],
+        "siblings": siblings(entry["repo_id"]),
+        "notes": entry.get("notes", []),
+    }
+
+
+def _weights(entry: dict[str, Any]) -> dict[str, Any]:
+    """The weights' basis as a plan counts them (kvfit.plan.build's own weight count) from the
+    catalog's metadata, without hardware."""
+    if entry.get("total_size") is not None:
+        return {"basis": "index", "bytes": entry["total_size"],
+                "detail": "metadata.total_size of the pinned model.safetensors.index.json"}
+    from .. import dtypes
+    from ..errors import KvfitError
+    from ..plan.build import _weights as plan_weights
+    from ..plan.request import PlanRequest
+    from ..plan.sections import quant_section
+    from ..state.resolve import resolve_architecture
+    from .catalog import lookup_catalog
+
+    meta = lookup_catalog(entry["repo_id"])
+    try:
+        res = resolve_architecture(meta.config)
+        model = dtypes.model_dtype(meta.config, res.root, res.root_name)
+        weights, _ = plan_weights(PlanRequest(model=entry["repo_id"]), meta, res,
+                                  quant_section(meta, []),
+                                  model.bytes if model else dtypes.WIDTHS["bf16"], [])
+    except KvfitError as exc:
+        return {"basis": "not planned", "bytes": None, "detail": exc.message}
+    basis = {"config estimate": "estimate", "unknown": "unknown"}.get(weights.source,
+                                                                       weights.source)
+    return {"basis": basis, "bytes": weights.bytes, "detail": weights.detail}

@@ -1,0 +1,117 @@
+"""`kvfit fit`: plan many checkpoints on one target with the single plan's own code path.
+
+Every candidate is planned by kvfit.plan.build.plan() from the request the single-plan CLI
+builds (kvfit.cli.main._request) out of the same plan flags, so each row can be checked by
+running `kvfit MODEL <the same flags>`. Nothing here computes a capacity of its own: the rows
+read the report's recommended layout (kvfit.plan.layouts.recommended_layout), its verdict
+(kvfit.cli.main.verdict_code) and its weights section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..errors import KvfitError
+from ..textsafe import safe
+
+FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED = "fits", "does not fit", "not judged", "refused"
+STATUSES = (FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED)
+WEIGHT_BASIS = {"safetensors index": "index", "config estimate": "estimate"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A checkpoint to plan: a catalog repo id or a local folder, and its quantized siblings."""
+
+    model: str
+    origin: str                     # "catalog" or "local"
+    siblings: tuple[str, ...] = ()
+
+
+def _one_line(text: str) -> str:
+    return safe(" ".join(str(text).split()), keep_newlines=False)
+
+
+def _weights(report: dict) -> dict:
+    w = report["weights"]
+    return {"bytes": w["bytes"], "source": w["source"],
+            "basis": WEIGHT_BASIS.get(w["source"], w["source"]), "detail": w["detail"]}
+
+
+def _reason(report: dict, status: str, layout: dict | None) -> str:
+    """One line: why the row has its status (the recommended layout's own reason)."""
+    layout = layout or next(iter(report.get("layouts") or ()), None)
+    if layout is not None and layout.get("reason"):
+        return _one_line(layout["reason"])
+    if status == NOT_JUDGED:
+        return "weight bytes unknown: no weight files, index or config estimate"
+    return "no layout could be planned"
+
+
+def row_of(cand: Candidate, report: dict, code: int) -> dict:
+    """The fit row of one finished plan (its exit code as a single plan would return it)."""
+    from .layouts import recommended_layout
+
+    status = {0: FITS, 1: DOES_NOT_FIT}.get(code, NOT_JUDGED)
+    best = recommended_layout(report)
+    rec = report.get("recommended") or {}
+    return {"model": cand.model, "origin": cand.origin, "status": status, "exit_code": code,
+            "reason": _reason(report, status, best),
+            "max_sequences": rec.get("max_sequences"),
+            "max_users": best.get("max_users") if best else None,
+            "recommended": ({k: rec[k] for k in ("id", "label", "tp", "dp", "placement")
+                             if k in rec} or None),
+            "weights": _weights(report), "siblings": list(cand.siblings),
+            "revision": report["model"].get("revision"),
+            "architecture": report["architecture"].get("id")}
+
+
+def refused_row(cand: Candidate, err: KvfitError) -> dict:
+    """The row of a candidate the single plan refuses (exit 2 there)."""
+    return {"model": cand.model, "origin": cand.origin, "status": REFUSED,
+            "exit_code": err.exit_code, "reason": _one_line(err.message),
+            "max_sequences": None, "max_users": None, "recommended": None,
+            "weights": None, "siblings": list(cand.siblings), "revision": None,
+            "architecture": None}
+
+
+def target_of(report: dict) -> dict:
+    """What every plan was asked (the same in each report): hardware, context and target."""
+    hw = report.get("hardware") or {}
+    keys = ("id", "name", "gpus", "system", "nodes", "budget_bytes_per_gpu", "utilization")
+    return {"hardware": {k: hw.get(k) for k in keys}, "context_tokens": report["context_tokens"],
+            "target": report.get("target"),
+            "capacity_model": (report.get("capacity_model") or {}).get("label")}
+
+
+def _rank(row: dict) -> tuple:
+    """Best first: most resident sequences, then the smaller weights, then the id."""
+    w = (row["weights"] or {}).get("bytes")
+    return (-(row["max_sequences"] or 0), w if w is not None else float("inf"), row["model"])
+
+
+def run(cands: list[Candidate], plan_flags: list[str],
+        progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Plan every candidate with `plan_flags` (single-plan flags after the model); rows by
+    status, the fitting ones best first."""
+    from ..cli.main import _request, verdict_code
+    from ..cli.plan_args import build_parser
+    from .build import plan
+
+    parser = build_parser()
+    rows, target = [], None
+    for i, cand in enumerate(cands):
+        if progress is not None:
+            progress(i, len(cands), cand.model)
+        try:
+            req = _request(vars(parser.parse_args([cand.model, *plan_flags])))
+            # suggestions ("what would fit") change no number of the row; not asked for here
+            report = plan(replace(req, suggest=False))
+        except KvfitError as err:
+            rows.append(refused_row(cand, err))
+            continue
+        rows.append(row_of(cand, report, verdict_code(report)))
+        target = target or target_of(report)
+    by = {s: sorted((r for r in rows if r["status"] == s), key=_rank) for s in STATUSES}
+    return {"target": target, "planned": len(rows), "counts": {s: len(by[s]) for s in STATUSES}, "rows": by}
