@@ -156,3 +156,15 @@ def test_a_lone_surrogate_in_a_reference_is_a_usage_error():
     # '~nobod\ud800y/x': os.path.expanduser() raised UnicodeEncodeError
     code, out, err = run_cli("~nobod\ud800y/x", "--context", "1k")
     _one_paragraph(code, out, err, "is not valid text (a lone surrogate)")
+
+
+def test_a_non_finite_rope_scaling_value_is_refused(tmp_path):
+    # a preset's [rope_scaling] beta_fast = -inf was echoed into the report (its JSON broke)
+    # and would be passed on to the engine's --hf-overrides JSON
+    _config(QWEN, tmp_path)
+    path = tmp_path / "p.toml"
+    path.write_text(f'model = "{tmp_path}"\ncontext = "64k"\nhardware = "h100-80"\n'
+                    '[rope_scaling]\nrope_type = "yarn"\nfactor = 4.0\n'
+                    'original_max_position_embeddings = 32768\nbeta_fast = -inf\n')
+    code, out, err = run_cli(path)
+    _one_paragraph(code, out, err, "beta_fast is not a finite number")
