@@ -60,6 +60,9 @@ def count_weights(meta: Metadata, weight_gib: float | None, floor_gib: float | N
     if weight_gib is not None:
         if not 0 < weight_gib < 1e6:
             raise UsageError(f"--weight-gib {weight_gib} must be a positive size in GiB.")
+        if round(weight_gib * GIB) < 1:           # 1e-300 GiB would plan as zero weights
+            raise UsageError(f"--weight-gib {weight_gib:g} is less than one byte; give the "
+                             "checkpoint's size in GiB (e.g. --weight-gib 60).")
         return Weights(round(weight_gib * GIB), "user", f"--weight-gib {weight_gib:g}")
     counted = _counted(meta)
     if counted.bytes is None and estimate is not None:

@@ -19,8 +19,12 @@ from kvfit.calibrate.metrics import plausible, read
 ])
 def test_implausible_running_gauge_is_not_calibrated(tmp_path, gauge, needle):
     with FakeServer(capacity=4, running_gauge=gauge) as srv:
-        code, doc, _ = calibrate(write_preset(tmp_path, attach(srv, concurrency=[2])))
+        code, doc, err = calibrate(write_preset(tmp_path, attach(srv, concurrency=[2])))
+    # exit 4 (README: the sweep ran but did not calibrate), never "calibrated", and one
+    # paragraph on stderr that names the reading
     assert code == 4 and doc["status"] == "not-calibrated"
+    assert err.startswith("kvfit: not calibrated: concurrency 2: ") and err.count("\n") == 1, err
+    assert err.count(needle) == 1 and "(exit 4)" in err       # each distinct reading once
     point = by_point(doc)[2]
     assert not point["qualified"]
     assert any(needle in r for r in point["reasons"]), point["reasons"]

@@ -11,7 +11,7 @@ from kvfit.cli import main as cli_main
 from conftest import run_cli
 
 
-def _boom(argv):
+def _boom(argv, *_):
     raise RuntimeError("kaboom \x1b[31mred")
 
 
@@ -57,7 +57,7 @@ def test_subcommands_are_guarded_too(monkeypatch):
 
 
 def test_a_closed_pipe_is_not_a_bug(monkeypatch):
-    def pipe(argv):
+    def pipe(argv, *_):
         raise BrokenPipeError
     monkeypatch.setattr(cli_main, "run_plan", pipe)
     with pytest.raises(BrokenPipeError):

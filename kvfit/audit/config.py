@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,14 +65,22 @@ def _counts(rows: tuple[dict, ...], key: str, where: str) -> None:
             raise UsageError(f"[[{where}]] {row['preset']}: {key} must be whole numbers 1-4096.")
 
 
+MAX_AUDIT_BYTES = 1 << 20     # an audit file is a few kilobytes; /dev/zero is not one
+
+
 def load_frontier(path: Path) -> Frontier:
     """Parse and validate an audit file; relative model paths resolve from its folder."""
     try:
+        if not path.is_file() or path.stat().st_size > MAX_AUDIT_BYTES:
+            raise UsageError(f"audit file {path.name} is not a regular file of at most "
+                             f"{MAX_AUDIT_BYTES:,} bytes.")
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read audit file {path.name}: {exc.strerror}.") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"audit file {path.name} is not valid TOML: {exc}.") from None
+    except RecursionError:        # tomllib recurses per nested array or inline table
+        raise UsageError(f"audit file {path.name} nests arrays or tables too deeply.") from None
     unknown = sorted(set(data) - {"audit", "models", "hardware", "systems"})
     if unknown:
         raise UsageError(f"unknown table(s) {', '.join(unknown)} in the audit file.")
@@ -81,7 +90,7 @@ def load_frontier(path: Path) -> Frontier:
         if not m["contexts"]:
             raise UsageError(f"[[models]] {m['model']}: contexts is empty.")
         local = path.parent / m["model"]
-        if local.exists():
+        if os.path.exists(local):            # False for a name the file system refuses
             m["model"] = str(local)
     hardware = _entries(data, "hardware", HARDWARE_KEYS, ("preset", "counts"))
     systems = _entries(data, "systems", SYSTEM_KEYS, ("preset", "node_counts"))

@@ -61,11 +61,11 @@ def read_result(path: Path) -> tuple[dict | None, str | None]:
         return None, "the benchmark wrote no result file"
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):          # RecursionError: nesting past the stack
         lines = [ln for ln in text.splitlines() if ln.strip()]
         try:
             data = json.loads(lines[-1]) if lines else None
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
     if not isinstance(data, dict):
         return None, "the result file is not a JSON object (or JSON lines)"

@@ -17,11 +17,16 @@ EPILOG = """\
 exit codes:
   0  calibrated: every concurrency point qualified on the host
   2  bad preset or [calibration] table, a refused or failed launch, an unreachable endpoint
-  4  the sweep ran but did not fully calibrate (a point failed closed, or stop_on_failure)
+  4  the sweep ran but did not fully calibrate: a point failed closed (e.g. a /metrics gauge
+     that reads 1e308, NaN or -1, a token count that does not match), or stop_on_failure
+     ended it; one paragraph on stderr says why, and the report lists every reason
   70 an unexpected internal error: a kvfit bug (KVFIT_DEBUG=1 shows the traceback)
 
 The measured numbers are host measurements of this deployment; the plan stays a prediction.
 """
+
+
+NOT_CALIBRATED = 4      # the sweep ran but did not calibrate (README exit-code table)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +101,7 @@ def _measure(path, cal, dep, pts, how, notes, key, shown, quiet=False) -> dict:
         if not (run.get("server") or {}).get("kept"):
             shutil.rmtree(work, ignore_errors=True)
     result = qualify.summarize(judged, pts, dep.predicted, dep.engine_prediction, cal.slo)
-    code = 0 if result["calibrated"] else 4
+    code = 0 if result["calibrated"] else NOT_CALIBRATED
     status = "calibrated" if code == 0 else "not-calibrated"
     endpoint = report.endpoint_section(cal, dep, run)      # may add a warning
     return _head(status, code, path, cal, dep, pts, how, notes) | {
@@ -133,7 +138,20 @@ def run(argv: list[str]) -> int:
     if ns.dry_run and ns.output:
         print("kvfit: note: --dry-run writes no --output file.", file=sys.stderr)
     _emit(doc, ns.json or bool(values.get("json")), None if ns.dry_run else ns.output)
+    if doc["exit_code"] == NOT_CALIBRATED:
+        print(not_calibrated(doc["result"]["reasons"]), file=sys.stderr)
     return doc["exit_code"]
+
+
+def not_calibrated(reasons: list[str]) -> str:
+    """The one paragraph on stderr for exit 4: why the sweep did not calibrate (the report
+    on stdout, or --output, has every point's reasons)."""
+    from ..textsafe import safe
+
+    why = "; ".join(reasons) or "no point qualified"
+    why = why if len(why) <= 600 else why[:600] + "..."
+    return safe(f"kvfit: not calibrated: {why}. The sweep ran, but its measurements do not "
+                "qualify; the report lists each point's reasons (exit 4).", keep_newlines=False)
 
 
 def entry() -> None:

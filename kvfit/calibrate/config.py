@@ -81,10 +81,17 @@ def check_table(table: dict) -> dict:
     return table
 
 
+MAX_SECONDS = 7 * 86_400   # a timeout or interval past a week (or inf) overflows the clocks
+SECONDS = ("startup_timeout", "request_timeout", "metrics_interval")
+
+
 def _positive(t: dict, key: str, default, integer: bool = False):
     value = t.get(key, default)
     if value is not None and not value > 0:
         raise UsageError(f"preset key 'calibration.{key}' must be positive (got {value}).")
+    if key in SECONDS and not value <= MAX_SECONDS:
+        raise UsageError(f"preset key 'calibration.{key}' must be at most {MAX_SECONDS:,} "
+                         f"seconds (a week; got {value}).")
     return value if value is None or integer else float(value)
 
 

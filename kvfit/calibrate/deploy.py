@@ -122,6 +122,11 @@ def plan(values: dict, cal: config.Calibration) -> Deployment:
     rec = report.get("recommended")
     if not rec:
         raise UsageError("the plan has no layout to calibrate (no TP x DP split is valid).")
+    if cal.output_tokens >= report["context_tokens"]:
+        raise UsageError(f"calibration.output_tokens {cal.output_tokens:,} leaves no input "
+                         f"tokens at a context of {report['context_tokens']:,}; each request "
+                         "is context - output_tokens input tokens.",
+                         hint="Lower output_tokens or raise the preset's context.")
     hw = report.get("hardware") or {}
     meta_model = report["model"]
     model = req.model if meta_model.get("origin") == "local" else (

@@ -175,7 +175,7 @@ class Sampler(threading.Thread):
         bad = [s[f"{k}_bad"] for s in self.samples for k in KINDS if s.get(f"{k}_bad")]
         return {"samples": len(self.samples), "errors": len(self.errors) + len(bad),
                 "last_error": (bad[-1] if bad else self.errors[-1][:300]) if bad or self.errors
-                else None, "implausible": bad[:3],
+                else None, "implausible": list(dict.fromkeys(bad))[:3],   # distinct readings
                 "max_running": peak("running"), "max_waiting": peak("waiting"),
                 "waiting_samples": sum(1 for s in self.samples if (s["waiting"] or 0) > 0),
                 "max_kv_usage": peak("kv_usage"), "metrics": named}

@@ -24,11 +24,27 @@ LATENCY = {"ttft_ms": ("p99_ttft_ms",), "tpot_ms": ("p99_tpot_ms",),
            "e2e_ms": ("p99_e2el_ms", "p99_e2e_latency_ms")}
 
 
+MAX_READING = 1e15         # larger than any count or latency (ms) a benchmark can report
+
+
 def _num(value):
-    """A finite number from a benchmark result, else None (NaN, Infinity, strings, bools)."""
+    """A finite number >= 0 from a benchmark result, else None: NaN, Infinity, strings, bools,
+    negative counts or latencies, and integers past any real reading (10**400 would not even
+    convert to a float) all read as not reported, so the evidence fails closed."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return value if math.isfinite(value) else None
+    if isinstance(value, int):
+        return value if 0 <= value <= MAX_READING else None
+    return value if math.isfinite(value) and 0 <= value <= MAX_READING else None
+
+
+def _count(value):
+    """A whole count >= 0 (7 or 7.0, -0.0 as 0), else None: a count of 31.5 tokens or
+    requests is not a count, so the evidence fails closed."""
+    value = _num(value)
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    return value
 
 
 def _server_count(counter: dict | None, want: int, per_request: int) -> dict:
@@ -61,7 +77,7 @@ def _tokens(result: dict | None, prompts: int, per_request: int,
     MAX_SPECIAL_TOKENS) when the server's own prompt-tokens counter rose by exactly the
     requested total. Anything else, a missing count or counter included, fails closed."""
     want = prompts * per_request
-    got = _num((result or {}).get("total_input_tokens"))
+    got = _count((result or {}).get("total_input_tokens"))
     server = _server_count(counter, want, per_request)
     short = None if got is None or not prompts else want - got
     per = short / prompts if short is not None else None
@@ -117,8 +133,8 @@ def _slo(latency: dict, slo: dict) -> dict:
 
 
 def _counts(result: dict | None, prompts: int) -> dict:
-    completed = _num((result or {}).get("completed"))
-    failed = _num((result or {}).get("failed"))
+    completed = _count((result or {}).get("completed"))
+    failed = _count((result or {}).get("failed"))
     if failed is None and completed is not None:
         failed = prompts - completed
     return {"requested": prompts, "completed": completed, "failed": failed}

@@ -90,7 +90,8 @@ def verdict_code(report: dict) -> int:
     return {True: FITS, False: NOT_MET}.get(report["fits"], NOT_JUDGED)
 
 
-def run_plan(argv: list[str]) -> int:
+def run_plan(argv: list[str], started: float | None = None) -> int:
+    """One plan; `started` (a time.monotonic() reading) is when --timeout starts counting."""
     from .plan_args import build_parser
 
     ns = vars(build_parser().parse_args(argv))
@@ -104,6 +105,7 @@ def run_plan(argv: list[str]) -> int:
         return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     req = _request(ns)
     from ..plan.build import plan
+    req.hub_started = started
     report = plan(req)
     if req.json:
         from ..report.jsonout import render_json
@@ -122,12 +124,14 @@ def run_plan(argv: list[str]) -> int:
     return code
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, started: float | None = None) -> int:
+    """Run kvfit ARGV; the exit code. started: when the process began (the console entry
+    passes it, so a plan's --timeout bounds the whole run); None: from the first Hub request."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return subcommand(argv[0], "run")(argv[1:])
-        return run_plan(argv)
+        return run_plan(argv, started)
     except KvfitError as err:
         if "--json" in argv:
             import json
@@ -173,8 +177,9 @@ def _internal_error(exc: Exception, argv: list[str]) -> int:
 
 def entry() -> None:
     """Console-script entry; a closed pipe (kvfit ... | head) ends quietly."""
+    from ..hub.deadline import process_started
     try:
-        code = main()
+        code = main(started=process_started())
         sys.stdout.flush()
     except BrokenPipeError:
         import os

@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--verify-headers", action="store_true", help="read the safetensors headers "
                    "(HTTP Range requests on the Hub): tensor bytes per dtype, and refuse "
                    "weights that miss a declared layer")
-    g.add_argument("--timeout", type=float, help="Hub request timeout in seconds (default 10)")
+    g.add_argument("--timeout", type=float, help="seconds for all of the plan's Hub requests, "
+                   "counted from kvfit's start (default 10)")
     h = p.add_argument_group("hardware and layout")
     h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...; "
                    "any letter case), custom:<GiB>, or auto: the local GPUs nvidia-smi reports, "

@@ -69,6 +69,9 @@ def load_preset(path: Path, for_calibration: bool = False) -> dict:
         raise UsageError(f"preset {path.name} is not UTF-8 text.") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"preset {path.name} is not valid TOML: {exc}.") from None
+    except RecursionError:        # tomllib recurses per nested array or inline table
+        raise UsageError(f"preset {path.name} nests arrays or tables too deeply to be a "
+                         "preset.") from None
     root = {k: v for k, v in data.items() if not isinstance(v, dict)}
     out = _check(root, ROOT_KEYS, "")
     for name, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
@@ -93,7 +96,7 @@ def load_preset(path: Path, for_calibration: bool = False) -> dict:
     if isinstance(out.get("rope_scaling"), str):        # rope_scaling = '{"rope_type": ...}'
         out |= _rope(out["rope_scaling"])
     model = out.get("model")
-    if model and not Path(model).is_absolute() and (path.parent / model).exists():
+    if model and not Path(model).is_absolute() and os.path.exists(path.parent / model):
         out["model"] = str(path.parent / model)
     python = out.get("engine_python")
     if python and ("/" in python or os.sep in python) and not Path(python).is_absolute():

@@ -20,12 +20,15 @@ __all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
 
 
 def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
-            read_headers: bool = False, quiet: bool = False) -> Metadata:
+            read_headers: bool = False, quiet: bool = False,
+            started: float | None = None) -> Metadata:
     """Metadata for a reference.
 
     offline: never contact the Hub (also implied by HF_HUB_OFFLINE=1); answers come from
       kvfit's metadata cache or the offline catalog.
-    timeout: seconds allowed for each whole Hub request (a finite number above 0).
+    timeout: seconds allowed for all of the Hub requests (a finite number above 0), counted
+      from `started` (a time.monotonic() reading; default: now; the plan CLI passes the
+      process start, kvfit.hub.deadline.process_started()).
     read_headers: also read safetensors/GGUF headers of the served weight files
       (Metadata.tensor_bytes), with HTTP Range requests.
     quiet: no progress line on stderr (--json); otherwise each Hub request is shown when
@@ -52,7 +55,8 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
     from ..progress import progress
     try:
         with progress("hub", quiet=quiet) as shown:
-            return resolve_online(ref, HubClient(timeout=timeout, progress=shown), read_headers)
+            return resolve_online(ref, HubClient(timeout=timeout, progress=shown, started=started),
+                                  read_headers)
     except HubUnreachable as exc:
         from ..textsafe import safe
 

@@ -43,8 +43,11 @@ class Where:
         return f"{self.repo_id}{at}" + (f" file {self.path}" if self.path else " (repo info)")
 
 
-def with_retries(call: Callable[[], T], where: Where) -> T:
-    """Run `call`, retrying transient Hub failures; any failure ends as a HubError."""
+def with_retries(call: Callable[[], T], where: Where,
+                 left: Callable[[], float] | None = None) -> T:
+    """Run `call`, retrying transient Hub failures; any failure ends as a HubError.
+    left(): the seconds the plan's Hub budget still has; a retry that would wait past it
+    is not made (the failure is final)."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
             return call()
@@ -52,7 +55,7 @@ def with_retries(call: Callable[[], T], where: Where) -> T:
             raise
         except Exception as exc:  # noqa: BLE001 - every library failure is translated below
             wait = _retry_wait(exc, attempt)
-            if wait is None:
+            if wait is None or (left is not None and wait >= left()):
                 raise translate(exc, where, attempt) from None
             time.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -119,8 +122,9 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
                               f"({exc.__class__.__name__}).",
                               hint="Check the network, proxy settings and HF_ENDPOINT.")
     if kind == "timeout":
-        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s (the "
-                        f"deadline for the whole request) while reading {where.what}.",
+        return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s (--timeout: "
+                        "one budget for all of the plan's Hub requests, counted from kvfit's "
+                        f"start) while reading {where.what}.",
                         hint="Retry with a longer timeout, or plan offline from the catalog.")
     if kind == "dropped":
         return HubError(f"the connection closed before the full response for {where.what} "

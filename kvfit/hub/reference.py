@@ -60,6 +60,8 @@ def parse_reference(text: str, revision: str | None = None) -> Reference:
         revision = _check_revision(revision.strip(), raw)
     if any(ord(c) < 32 or c == "\x7f" for c in raw):
         raise UsageError(f"the model reference {raw!r} contains control characters.")
+    if any("\ud800" <= c <= "\udfff" for c in raw):       # cannot be a path or a URL
+        raise UsageError(f"the model reference {raw!r} is not valid text (a lone surrogate).")
     if "://" in raw:
         if raw.lower().startswith("hf://"):
             return _merge(_parse_hf_uri(raw), revision)

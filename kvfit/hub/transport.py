@@ -17,7 +17,7 @@ from .. import __version__
 from ..errors import ConfigError, HubError
 from ..metadata import FileEntry
 from ..textsafe import redact
-from .deadline import check_timeout, read_capped, run_with_deadline
+from .deadline import Budget, check_timeout, read_capped, run_with_deadline
 from .failures import HubUnreachable, Where, with_retries
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
@@ -54,11 +54,15 @@ MAX_FILE_BYTES_READ = 64 * 2**20  # a whole small file (config.json, index), dec
 
 
 class HubClient:
-    """Reads repo info and files from one endpoint; every request (connect, headers and the
-    whole body) must finish within `timeout` seconds, and bodies are capped once decoded."""
+    """Reads repo info and files from one endpoint; all its requests (connect, headers and
+    every body byte) and the waits between retries share one Budget of `timeout` seconds
+    from `started` (a time.monotonic() reading; default: when the client is made), and
+    bodies are capped once decoded."""
 
-    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None, progress=None):
+    def __init__(self, *, timeout: float = 10.0, endpoint: str | None = None, progress=None,
+                 started: float | None = None):
         self.timeout = check_timeout(timeout)
+        self.budget = Budget(self.timeout, started=started)
         self.progress = progress          # a kvfit.progress.Progress: one step per request
         if offline_requested():
             raise HubUnreachable("offline mode is on (HF_HUB_OFFLINE), so the Hub was not asked.")
@@ -107,7 +111,7 @@ class HubClient:
                                "compatible mirror)?")
             return ModelInfo(**data)
 
-        info = with_retries(call, where)
+        info = with_retries(call, where, self.budget.left)
         sha = getattr(info, "sha", None)
         if not isinstance(sha, str) or not FULL_SHA.fullmatch(sha):
             raise HubError(f"{self.shown} returned no full commit sha for {where.what}.",
@@ -135,7 +139,7 @@ class HubClient:
         where = Where(self.shown, repo_id, sha, path, self.timeout)
         self._step(where.what)
         return with_retries(lambda: self._stream(url, None, span, MAX_FILE_BYTES_READ,
-                                                 where.what), where)
+                                                 where.what), where, self.budget.left)
 
     def _step(self, what: str) -> None:
         if self.progress is not None:
@@ -160,7 +164,7 @@ class HubClient:
                 return read_capped(resp.iter_bytes(), deadline, cap=cap, what=what,
                                    want=span[1] if span else None)
 
-        return run_with_deadline(work, self.timeout)
+        return run_with_deadline(work, self.budget.left())
 
 
 MAX_FILE_BYTES = 2**50      # 1 PiB: no single checkpoint file is larger

@@ -65,9 +65,11 @@ def load_metadata(req: PlanRequest) -> Metadata:
     if req.model is None:
         raise UsageError("no model given.", hint="Pass a checkpoint directory, a config.json, "
                          "a Hub id such as Qwen/Qwen3-32B, or a TOML preset.")
-    path = Path(req.model)
     try:
+        path = Path(req.model).expanduser()  # a preset's "~/models/x" as a shell would read it
         local = path.exists()
+    except ValueError:              # not encodable (a lone surrogate): the parser says why
+        local = False
     except OSError as exc:          # a name the file system refuses (a part over 255 bytes)
         raise UsageError(f"cannot use the model path {str(req.model)[:80]!r}...: "
                          f"{exc.strerror}.", hint="Pass a checkpoint directory, a "
@@ -78,10 +80,12 @@ def load_metadata(req: PlanRequest) -> Metadata:
             return load_local(path)
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
-    if req.parallelism != "tp" or req.verify_headers:   # ownership/verification read headers
-        return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=True,
-                           quiet=req.json)
-    return hub.resolve(ref, offline=req.offline, timeout=req.timeout, quiet=req.json)
+    if ref.kind == "local":              # the parser's reading ("..\n" is "..", "~/x" expanded)
+        from ..source.local import load_local
+        return load_local(Path(ref.path))
+    headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
+    return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=headers,
+                       quiet=req.json, started=req.hub_started)
 
 
 def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
@@ -266,6 +270,26 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     return cap, (rules, res, summary, flags.get("kv_cache_dtype"), flags.get("dtype"))
 
 
+def tp_divides(arch, values: dict) -> list[tuple[str, int]]:
+    """The spec's `tensor_parallel.divides` values: positive whole numbers, or a ConfigError
+    (a config's `num_attention_heads: 1e308` leaves the sandbox's bounds here)."""
+    from ..errors import ConfigError
+    from ..expr import ExprError
+
+    out = []
+    for e in arch.tp_divides:
+        try:
+            value = e.evaluate(values)
+        except ExprError as exc:
+            raise ConfigError(f"spec '{arch.id}': the TP divisor '{e.text}' cannot be computed "
+                              f"from this config: {exc.message}.") from None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"spec '{arch.id}': the TP divisor '{e.text}' is {value!r} for "
+                              "this config, not a positive whole number.")
+        out.append((e.text, value))
+    return out
+
+
 def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
             ) -> tuple[Model, dict]:
     """Read the checkpoint (unless `meta` is the one already read), match its spec and count
@@ -284,7 +308,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
              "mtp": 1 if req.mtp else 0}
     comps = evaluate_components(arch, fields, sets, ctx, names, layout)
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
-    divides = [(e.text, e.evaluate(values)) for e in arch.tp_divides]
+    divides = tp_divides(arch, values)
     caches = (("KV", kv.name),) + ((("index", index.name),) if _uses_index(arch, comps) else ())
     if cap.engine:
         from ..engines.state import vocab_size

@@ -148,7 +148,13 @@ def _from_estimate(split, est, arch, weights) -> Ownership:
 def _declared_count(arch, values: dict) -> int | None:
     if arch.experts is None:
         return None
-    n = arch.experts.count.evaluate(values)
+    from ..expr import ExprError
+
+    try:
+        n = arch.experts.count.evaluate(values)
+    except ExprError as exc:
+        raise ConfigError(f"spec '{arch.id}': experts.count '{arch.experts.count.text}' cannot "
+                          f"be computed: {exc.message}.") from None
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UsageError(f"spec '{arch.id}': experts.count '{arch.experts.count.text}' gave "
                          f"{n!r}; this config declares no routed experts to distribute.")

@@ -26,6 +26,8 @@ class PlanRequest:
     groups), attention_dp: attention-DP groups per model group, when the user fixed them.
     detected: what `--hardware auto` saw (kvfit.detect), set by the plan; memory_basis "free"
     budgets from its least free GPU.
+    hub_started: the time.monotonic() reading --timeout counts from (the CLI: the process
+    start, so the whole run ends within it); None: from the first Hub request.
     rope_scaling: the RoPE scaling the deployment serves with (kvfit.plan.rope), which raises
     the declared maximum context; rope_scaling_source: the flag or preset key that stated it.
     """
@@ -80,6 +82,7 @@ class PlanRequest:
     engine_selected_by: str | None = None
     suggest: bool = True
     detected: dict | None = None
+    hub_started: float | None = None
     explicit: set = field(default_factory=set)
 
     @classmethod

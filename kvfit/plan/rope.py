@@ -75,6 +75,9 @@ def parse_rope(text, flag: str = "--rope-scaling") -> dict:
     if orig is not None and (isinstance(orig, bool) or not isinstance(orig, int) or orig < 1):
         raise UsageError(f"{flag}: original_max_position_embeddings must be a whole number of "
                          f"tokens, got {orig!r}.")
+    odd = sorted(k for k, v in rope.items() if isinstance(v, float) and not math.isfinite(v))
+    if odd:                 # the engines get this object as JSON, which cannot carry inf / nan
+        raise UsageError(f"{flag}: {', '.join(map(str, odd))} is not a finite number.")
     return rope
 
 

@@ -13,8 +13,21 @@ def model_section(meta: Metadata) -> dict:
     cfg = meta.config
     return {"source": meta.source, "origin": meta.origin,
             "revision_requested": meta.revision_requested, "revision": meta.revision,
-            "model_type": cfg.get("model_type"), "architectures": cfg.get("architectures"),
+            "model_type": _text(cfg.get("model_type")),
+            "architectures": _names(cfg.get("architectures")),
             "artifact": meta.selected_artifact, "notes": list(meta.notes)}
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _names(value) -> list[str] | None:
+    """config.json `architectures` as the report echoes it: a list of class names, or None
+    when the config holds something else (a number, Infinity, a list of objects)."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
 
 
 def architecture_section(arch: Architecture, fields, n_layers: int, sets: dict) -> dict:

@@ -13,6 +13,7 @@ from ..errors import UsageError
 ENGINES = ("vllm", "sglang")
 PROBES = ("registry", "config", "load")
 DEFAULT_TIMEOUT = 300.0
+MAX_ENGINE_TIMEOUT = 7 * 86_400
 _DEPENDENT = {"engine_python": "--engine-python", "engine_probe": "--engine-probe",
               "engine_timeout": "--engine-timeout", "engine_tp": "--engine-tp",
               "require_engine_pass": "--require-engine-pass"}
@@ -78,9 +79,9 @@ def engine_check(req) -> EngineCheck | None:
     if probe not in PROBES:
         raise UsageError(f"--engine-probe {probe!r}: choose registry, config or load.")
     timeout = DEFAULT_TIMEOUT if req.engine_timeout is None else float(req.engine_timeout)
-    if not timeout > 0:
+    if not 0 < timeout <= MAX_ENGINE_TIMEOUT:      # inf / 6.6e13 s overflowed the process wait
         raise UsageError(f"--engine-timeout {req.engine_timeout} must be a positive number "
-                         "of seconds.")
+                         f"of seconds, at most {MAX_ENGINE_TIMEOUT:,} (a week).")
     python, shown = _python(req.engine_python)
     tp, tp_source = _tp(req)
     engines = ENGINES if req.check_engine == "all" else (req.check_engine,)

@@ -41,6 +41,9 @@ def load_local(path: Path) -> Metadata:
         directory, config_path = path.parent, path
     elif path.is_dir():
         directory, config_path = path, path / "config.json"
+    elif path.exists():                  # a device, a pipe or a socket (/dev/zero)
+        raise UsageError(f"'{path}' is not a regular file or a directory.",
+                         hint="Pass the checkpoint directory, its config.json, or a Hub id.")
     else:
         raise UsageError(f"no such file or directory: {path}")
     if not config_path.is_file():

@@ -77,10 +77,15 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        msg = " ".join(str(x) for x in (exc.context, exc.problem) if x)
+        msg = " ".join(" ".join(str(x).split()) for x in (exc.context, exc.problem) if x)
         return None, [located("KV101", line, col, f"invalid YAML: {msg}", _HELP["KV101"])]
     except (YAMLError, RecursionError, ValueError) as exc:
-        return None, [Problem("KV101", file, 1, 1, f"invalid YAML: {exc}", None)]
+        pos = getattr(exc, "position", None)        # a ReaderError names a character offset
+        line, col = ((text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos))
+                     if isinstance(pos, int) and 0 <= pos <= len(text) else (1, 1))
+        reason = getattr(exc, "reason", None) if pos is not None else None
+        return None, [located("KV101", line, col, "invalid YAML: " + " ".join(
+            str(reason or exc).split()))]
     if built.stop is not None:
         code, line, col, msg = built.stop
         return None, [located(code, line, col, msg, _HELP[code])]

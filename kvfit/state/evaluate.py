@@ -90,8 +90,16 @@ def _layer_count(c: Component, names, sets, arch) -> int:
     return n
 
 
+def _when(c: Component, names: dict, arch: Architecture):
+    try:
+        return c.when.evaluate(names)
+    except ExprError as exc:
+        raise ConfigError(f"spec '{arch.id}': {c.name} when '{c.when.text}' cannot be computed: "
+                          f"{exc.message}.") from None
+
+
 def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState | None:
-    if c.when is not None and not c.when.evaluate(names):
+    if c.when is not None and not _when(c, names, arch):
         return None
     n_layers = _layer_count(c, names, sets, arch)
     if n_layers == 0:

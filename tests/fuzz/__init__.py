@@ -1,8 +1,11 @@
 """A seeded, structure-aware fuzz harness for kvfit's untrusted inputs.
 
 Kinds: GGUF headers, safetensors headers, sandbox expressions, explain-log text, /metrics
-text, metadata-cache entries and Hub model-info replies (served by the local test hub).
-generators.py builds one hostile case per (kind, seed, index); targets.py feeds it to the
+text, metadata-cache entries and Hub model-info replies (served by the local test hub) -
+generators.py and targets.py - and, through the plan path itself, mutated real config.json
+files, TOML presets (plan, [calibration] and audit files), architecture spec YAML, model
+references and benchmark result JSON - gen_plan.py, gen_refs.py and targets_plan.py.
+The generators build one hostile case per (kind, seed, index); the targets feed it to the
 code that reads that kind of input; runner.py runs cases in a spawned worker with a per-case
 watchdog and a memory cap and classifies each outcome: answered, clean (a KvfitError: one
 paragraph, exit 2), wrong (answered but an invariant is broken), traceback (any other

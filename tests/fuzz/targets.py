@@ -12,22 +12,10 @@ import tempfile
 from pathlib import Path
 
 from . import generators as gen
+from .checks import Wrong, _check, _whole  # noqa: F401 - Wrong is the runner's finding class
 
 LOG_FIXTURE = (Path(__file__).resolve().parents[1] / "fixtures" / "engine_logs"
                / "vllm-0.19.0-llama-3.1-8b-instruct-h100-tp1.log")
-
-
-class Wrong(Exception):
-    """An answer that breaks an invariant (a silent wrong answer)."""
-
-
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise Wrong(what)
-
-
-def _whole(v) -> bool:
-    return type(v) is int and v >= 0
 
 
 def gguf(data: bytes) -> str:
@@ -143,10 +131,21 @@ def hub_info(case: tuple[bytes, dict]) -> str:
 
 
 def make_case(kind: str, rng: random.Random):
+    from . import gen_plan, gen_refs
+
     if kind == "explain_log":
         return gen.explain_log_case(rng, LOG_FIXTURE.read_text().splitlines())
-    return getattr(gen, f"{kind}_case")(rng)
+    for module in (gen, gen_plan, gen_refs):
+        if hasattr(module, f"{kind}_case"):
+            return getattr(module, f"{kind}_case")(rng)
+    raise KeyError(kind)
 
 
-TARGETS = {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
-           "metrics": metrics, "cache": cache, "hub_info": hub_info}
+def _targets() -> dict:
+    from .targets_plan import TARGETS as PLAN_TARGETS
+
+    return {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
+            "metrics": metrics, "cache": cache, "hub_info": hub_info, **PLAN_TARGETS}
+
+
+TARGETS = _targets()

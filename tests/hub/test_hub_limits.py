@@ -30,7 +30,7 @@ def _refused(args, needle):
 def test_a_server_that_drips_forever_is_cut_off_at_the_timeout(hub, kind, path):
     hub.state.faults.append(Fault(kind=kind, path=path, body=b"", drip=0.05))
     err = _refused((REPO, "--context", "1k", "--timeout", "0.5"),
-                   "did not answer within 0.5 s (the deadline for the whole request)")
+                   "did not answer within 0.5 s (--timeout: one budget for all of the plan")
     assert (path or "(repo info)") in err
 
 
