@@ -1,0 +1,132 @@
+"""kvfit's `--engine vllm` prediction against vLLM 0.33's own recorded KV-cache plan.
+
+Shared by tests/test_vllm_kv_record.py and bench/engine_record_diff.py. The record
+(tests/engine_probe/vllm-0.33.0-kv.jsonl) was made by vLLM's own code
+(tests/engine_probe/record_vllm_kv.py); nothing in it comes from kvfit.
+
+A point is one (config dir, TP, --kv-cache-dtype, max_model_len, available KV bytes). kvfit
+plans it as a user would: the same directory, `--engine vllm@0.33.0 --hardware h100-80
+--gpus TP --tp TP --context L --kv-dtype KV --kv-cache-memory-bytes AVAIL` (the record
+emulates 8 x H100 80GB). Compared: attention bytes per token (sum over the engine's groups of
+layers x page bytes / block tokens), block size, num_blocks (exact), "GPU KV cache size"
+tokens and max concurrency (within 0.5 %), and whether the engine refuses to start.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "tests" / "engine_probe" / "vllm-0.33.0-kv.jsonl"
+TOLERANCE = 0.005
+# Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
+# name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
+KNOWN: dict[str, str] = {}
+
+
+def known_cause(row: dict) -> str | None:
+    name, kv, tp = Path(row["dir"]).name, row["kv_cache_dtype"], row["tp"]
+    return KNOWN.get(f"{name}/{kv}/tp{tp}") or KNOWN.get(f"{name}/{kv}") or KNOWN.get(name)
+
+
+@dataclass
+class Point:
+    dir: str
+    tp: int
+    kv: str
+    length: int
+    avail: int
+    vllm: dict
+    row: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{Path(self.dir).name}-tp{self.tp}-{self.kv}-{self.length}-{self.avail >> 30}g"
+
+
+@cache
+def record_rows() -> tuple[dict, ...]:
+    lines = RECORD.read_text().splitlines()[1:]
+    return tuple(json.loads(x) for x in lines if x.startswith("{"))
+
+
+def points() -> list[Point]:
+    """Every recorded point where vLLM built its specs."""
+    out = []
+    for row in record_rows():
+        for plan in row.get("plans", []):
+            if "error" in plan:
+                continue
+            out.append(Point(row["dir"], row["tp"], row["kv_cache_dtype"], plan["max_model_len"],
+                             plan["available_bytes"], plan, row))
+    return out
+
+
+def not_built() -> list[dict]:
+    """Recorded (dir, TP, dtype) rows where vLLM itself could not build the specs here."""
+    return [r for r in record_rows() if "error" in r]
+
+
+def _attention_token_bytes(groups, layers_key, page_key, block_key, kind_of) -> Fraction:
+    return sum((Fraction(g[layers_key] * g[page_key], g[block_key]) for g in groups
+                if kind_of(g) != "recurrent"), Fraction(0))
+
+
+def vllm_token_bytes(plan: dict) -> Fraction:
+    return _attention_token_bytes(plan["groups"], "layers", "page_size_bytes", "block_size",
+                                  lambda g: "recurrent" if g["type"] == "MambaSpec" else "attn")
+
+
+def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
+    """(exit code, kvfit's engine section for the TP layout or None, stderr)."""
+    from conftest import run_cli
+    code, out, err = run_cli(ROOT / p.dir, "--engine", "vllm@0.33.0", "--hardware", "h100-80",
+                             "--gpus", str(p.tp), "--tp", str(p.tp), "--context", str(p.length),
+                             "--kv-dtype", p.kv, "--kv-cache-memory-bytes", str(p.avail), "--json")
+    if code not in (0, 1, 5):
+        return code, None, err
+    report = json.loads(out)
+    layout = next((x for x in report["layouts"] if x["tp"] == p.tp and x.get("engine")), None)
+    return code, (layout or {}).get("engine"), err
+
+
+def _close(a, b) -> bool:
+    if a is None or b is None:
+        return False
+    return abs(a - b) <= TOLERANCE * max(abs(b), 1e-9)
+
+
+def compare(p: Point) -> dict:
+    """{check: (kvfit, vllm, ok)} for one point, plus "cause" when kvfit could not answer."""
+    code, eng, err = kvfit_plan(p)
+    v = p.vllm
+    if eng is None:
+        return {"answered": (f"exit {code}", "plan", False), "cause": err.strip()[:300]}
+    refused_k = eng.get("refusal") is not None
+    refused_v = "refused" in v
+    out = {"refusal": (refused_k, refused_v, refused_k == refused_v)}
+    if refused_v or refused_k:
+        return out
+    kg = eng["groups"]["value"]
+    k_tok = _attention_token_bytes(kg, "layers", "page_bytes", "block_tokens",
+                                   lambda g: g["family"])
+    v_tok = vllm_token_bytes(v)
+    out["token_bytes"] = (float(k_tok), float(v_tok), k_tok == v_tok)
+    out["block_size"] = (eng["block_size"]["value"], v["block_size"],
+                         eng["block_size"]["value"] == v["block_size"])
+    out["num_blocks"] = (eng["num_gpu_blocks"]["value"], v["num_blocks"],
+                         eng["num_gpu_blocks"]["value"] == v["num_blocks"])
+    out["tokens"] = (eng["kv_cache_tokens"]["value"], v["kv_cache_tokens"],
+                     _close(eng["kv_cache_tokens"]["value"], v["kv_cache_tokens"]))
+    out["concurrency"] = (eng["max_concurrency"]["value"], round(v["max_concurrency"], 4),
+                          _close(eng["max_concurrency"]["value"], v["max_concurrency"]))
+    return out
+
+
+def misses(result: dict) -> list[str]:
+    return [f"{k}: kvfit {a} vs vLLM {b}" for k, val in result.items() if k != "cause"
+            for a, b, ok in [val] if not ok]
