@@ -81,6 +81,15 @@ def load_metadata(req: PlanRequest) -> Metadata:
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout)
 
 
+def _static_auto(meta, root, root_name, quant, warnings):
+    """`--kv-dtype auto` without --engine: the one resolver (kvfit.kv_auto) with the default
+    engine's rule, so the static bound counts the cache vLLM would allocate."""
+    from .. import kv_auto
+    from ..engines.spec import rules_for
+
+    return kv_auto.resolve(rules_for("vllm", None), meta, root, root_name, quant, warnings)
+
+
 def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
     """(KV, index, model) dtypes, and the engine's storage layout (None without an engine).
 
@@ -96,9 +105,7 @@ def _dtypes(req, meta, root, root_name, quant, warnings, engine=None):
                  if req.index_dtype == "auto" else dtypes.explicit(req.index_dtype,
                                                                    "--index-dtype"))
         return kv, index, model, layout
-    declared = quant.get("kv_cache") if quant else None
-    source = quant.get("kv_cache_source") if quant else None
-    kv = (dtypes.auto(meta.config, root, root_name, declared, source, warnings)
+    kv = (_static_auto(meta, root, root_name, quant, warnings)
           if req.kv_dtype == "auto" else dtypes.explicit(req.kv_dtype))
     index = (dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
              if req.index_dtype == "auto" else dtypes.explicit(req.index_dtype, "--index-dtype"))
