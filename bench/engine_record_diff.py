@@ -29,14 +29,16 @@ def main() -> int:
     ap.add_argument("--only", help="substring of the config dir to keep")
     a = ap.parse_args()
     pts = [p for p in cases.points() if not a.only or a.only in p.dir]
-    ok, seen, whole = Counter(), Counter(), 0
+    ok, seen, whole, notes = Counter(), Counter(), 0, Counter()
     for p in pts:
         result = cases.compare(p)
-        for check, (_, _, good) in ((k, v) for k, v in result.items() if k != "cause"):
+        for check, (_, _, good) in ((k, v) for k, v in result.items() if k not in ("cause", "note")):
             seen[check] += 1
             ok[check] += good
         bad = cases.misses(result)
         whole += not bad
+        if result.get("note"):
+            notes[result["note"]] += 1
         if bad:
             cause = cases.known_cause(p.row) or result.get("cause") or "unexplained"
             print(f"MISS {p.id}: " + "; ".join(bad) + f"  [cause: {cause}]")
@@ -45,6 +47,8 @@ def main() -> int:
             print(f"NOT BUILT {Path(row['dir']).name} tp{row.get('tp')} {row.get('kv_cache_dtype')}: "
                   f"{row['error'][:160]}")
     print(f"\n{len(pts)} points; all checks match on {whole} ({100 * whole / max(len(pts), 1):.1f} %)")
+    for note, n in notes.items():
+        print(f"  note ({n} points): {note}")
     for check in seen:
         print(f"  {check:<12} {ok[check]:>5} / {seen[check]:<5} {100 * ok[check] / seen[check]:.1f} %")
     return 0

@@ -19,6 +19,12 @@ figure: it only supplies the platform facts vLLM's own code asks for.
   world_size = the TP size (PP/DP/DCP/PCP 1) and rank 0, which is what
   get_tensor_model_parallel_world_size() / _rank() read (parallel_state.py:2472-2480), so
   every layer shards its heads as rank 0 of a TP group would.
+- While the model is built (building()), a torch function mode moves tensors a layer puts on
+  the platform device ("cuda") to the meta device, and torch.cuda.Stream / Event are inert
+  stand-ins (DSA top-k buffers, DeepSeek-V4 layer events): none of them is KV cache.
+- has_deep_gemm() answers True (vllm/utils/import_utils.py:512): the DSA indexer refuses to
+  build without DeepGEMM on CUDA (model_executor/layers/sparse_attn_indexer.py:1060), and an
+  H100 serving DeepSeek-V3.2 / GLM-5 has it; the KV specs do not depend on its kernels.
 - VLLM_DISABLE_SHARED_EXPERTS_STREAM=1: MoE layers would create a CUDA stream for shared
   experts (fused_moe/runner/shared_experts.py:70-80); the stream has no bearing on KV memory.
 - torchvision is not installed with the CPU torch; multimodal processors import it at module
@@ -33,6 +39,7 @@ figure: it only supplies the platform facts vLLM's own code asks for.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import os
@@ -116,6 +123,39 @@ class _TritonConfig:
         self.kwargs, self.num_warps, self.num_stages = dict(kwargs or {}), num_warps, num_stages
 
 
+class _CudaToMeta(torch.overrides.TorchFunctionMode):
+    """Tensors a layer places on "cuda" (its platform device) go to the meta device."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if str(kwargs.get("device", "")).startswith("cuda"):
+            kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
+class _NoCuda:
+    """Stand-in for torch.cuda.Stream / Event (created by layers, never used here)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *a, **k: None
+
+
+@contextlib.contextmanager
+def building():
+    """While the model is built: compiled ops are placeholders, "cuda" tensors are meta."""
+    LENIENT[0] = True
+    try:
+        with _CudaToMeta():
+            yield
+    finally:
+        LENIENT[0] = False
+
+
 class _FakeProcessGroup:
     def __init__(self, n: int):
         self._n = n
@@ -179,6 +219,11 @@ def install() -> None:
             return True
 
     platforms.current_platform = EmulatedH100()
+    torch.cuda.Stream = torch.cuda.Event = _NoCuda
+    torch.cuda.is_current_stream_capturing = lambda: False
+    import vllm.utils.import_utils as iu
+    iu.has_deep_gemm = lambda: True      # an H100 serving DSA has DeepGEMM installed
+    torch.cuda.is_current_stream_capturing = lambda: False
     import vllm.model_executor.models.registry as registry
     registry._run_in_subprocess = lambda fn: fn()    # inspected here, under this emulation
     import vllm.triton_utils as tu

@@ -120,8 +120,13 @@ def plan(vc, specs: dict, avail: int) -> dict:
     participating = [g.kv_cache_spec.block_size for g in kv_groups if g.kv_cache_spec.prefix_cacheable]
     block = min(participating or [g.kv_cache_spec.block_size for g in kv_groups])
     tokens, conc = get_kv_cache_capacity(vc, sched)
+    worker = configs[0]
     return {"num_blocks": sched.num_blocks, "block_size": block, "kv_cache_tokens": tokens,
             "max_concurrency": conc,
+            "worker_groups": [{"type": type(g.kv_cache_spec).__name__, "layers": len(g.layer_names),
+                               "block_size": g.kv_cache_spec.block_size,
+                               "page_size_bytes": int(g.kv_cache_spec.page_size_bytes)}
+                              for g in worker.kv_cache_groups],
             "groups": [{"type": type(g.kv_cache_spec).__name__, "layers": len(g.layer_names),
                         "block_size": g.kv_cache_spec.block_size,
                         "page_size_bytes": int(g.kv_cache_spec.page_size_bytes),
@@ -144,11 +149,8 @@ def build(path: str, tp: int, kv: str):
     emu.set_tensor_parallel(tp)
     with set_current_vllm_config(vc), set_default_torch_dtype(vc.model_config.dtype), \
             torch.device("meta"):
-        emu.LENIENT[0] = True
-        try:
+        with emu.building():
             initialize_model(vllm_config=vc)
-        finally:
-            emu.LENIENT[0] = False
     with set_current_vllm_config(vc):
         current_platform.update_block_size_for_backend(vc)
     return vc
