@@ -25,6 +25,14 @@ figure: it only supplies the platform facts vLLM's own code asks for.
 - has_deep_gemm() answers True (vllm/utils/import_utils.py:512): the DSA indexer refuses to
   build without DeepGEMM on CUDA (model_executor/layers/sparse_attn_indexer.py:1060), and an
   H100 serving DeepSeek-V3.2 / GLM-5 has it; the KV specs do not depend on its kernels.
+- Kernel libraries the GPU image ships but the CPU host lacks: has_tilelang() answers True and
+  `tilelang` / `cutlass` (CuTe DSL) are permissive stand-ins (DeepSeek-V4's mHC and
+  compressor kernels are defined at import,
+  vllm/tilelang_utils/__init__.py:14-19); has_flashinfer_sm90_nope_mla() answers True
+  (vllm/utils/flashinfer.py:442), so sparse MLA with an fp8_e4m3 cache selects
+  FLASHINFER_MLA_SPARSE_SM90 as on an H100 with FlashInfer >= 0.6.18
+  (v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py:189-223). The KV specs are
+  built by vLLM's own layer code either way; no kernel runs.
 - VLLM_DISABLE_SHARED_EXPERTS_STREAM=1: MoE layers would create a CUDA stream for shared
   experts (fused_moe/runner/shared_experts.py:70-80); the stream has no bearing on KV memory.
 - torchvision is not installed with the CPU torch; multimodal processors import it at module
@@ -50,6 +58,7 @@ import torch
 
 H100_TOTAL_BYTES = 85_520_809_984      # torch total_memory of an H100 80GB HBM3 (79.65 GiB)
 LENIENT = [False]
+_KERNEL_LIBRARIES = ("tilelang", "cutlass")     # GPU-image kernel DSLs, absent on this host
 _SM90_ANSWERS = {"cutlass_scaled_mm_supports_fp4": False, "cutlass_scaled_mm_supports_fp8": True,
                  "cutlass_scaled_mm_supports_block_fp8": True}
 _NAMESPACES = ("_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C",
@@ -67,6 +76,11 @@ class _AnyModule(types.ModuleType):
 
 class _StubExtensions(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path, target=None):
+        root = name.split(".")[0]
+        if root in _KERNEL_LIBRARIES:
+            if importlib.machinery.PathFinder.find_spec(root) is None:
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
         if name == "torchvision" or name.startswith("torchvision."):
             if importlib.machinery.PathFinder.find_spec("torchvision") is None:
                 return importlib.machinery.ModuleSpec(name, self, is_package=True)
@@ -79,6 +93,10 @@ class _StubExtensions(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
+        if spec.name.split(".")[0] in _KERNEL_LIBRARIES:
+            module = _Permissive(spec.name)
+            module.__path__ = []
+            return module
         if spec.name.startswith("torchvision"):
             module = _AnyModule(spec.name)
             module.__path__ = []
@@ -99,6 +117,20 @@ class _StubOp:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        return self
+
+
+class _Permissive(types.ModuleType):
+    """A kernel-library stand-in: decorators return what they wrap, anything else is itself."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]
         return self
 
 
@@ -223,6 +255,9 @@ def install() -> None:
     torch.cuda.is_current_stream_capturing = lambda: False
     import vllm.utils.import_utils as iu
     iu.has_deep_gemm = lambda: True      # an H100 serving DSA has DeepGEMM installed
+    iu.has_tilelang = lambda: True       # and TileLang (DeepSeek-V4 mHC kernels)
+    import vllm.utils.flashinfer as fi
+    fi.has_flashinfer_sm90_nope_mla = lambda: True   # FlashInfer >= 0.6.18 on the H100
     torch.cuda.is_current_stream_capturing = lambda: False
     import vllm.model_executor.models.registry as registry
     registry._run_in_subprocess = lambda fn: fn()    # inspected here, under this emulation
