@@ -42,11 +42,19 @@ def main() -> int:
         if bad:
             cause = cases.known_cause(p.row) or result.get("cause") or "unexplained"
             print(f"MISS {p.id}: " + "; ".join(bad) + f"  [cause: {cause}]")
+    tp_rows = [r for r in cases.tp_refusals() if not a.only or a.only in r["dir"]]
+    agree = [r for r in tp_rows if cases.kvfit_refuses_tp(r)]
+    for r in tp_rows:
+        if r not in agree:
+            print(f"MISS {Path(r['dir']).name} tp{r['tp']}: vLLM refuses the TP size, kvfit plans it")
     for row in cases.not_built():
+        if row in tp_rows:
+            continue
         if not a.only or a.only in row["dir"]:
             print(f"NOT BUILT {Path(row['dir']).name} tp{row.get('tp')} {row.get('kv_cache_dtype')}: "
                   f"{row['error'][:160]}")
     print(f"\n{len(pts)} points; all checks match on {whole} ({100 * whole / max(len(pts), 1):.1f} %)")
+    print(f"  TP refusals  {len(agree):>5} / {len(tp_rows):<5} (vLLM refuses the TP size: kvfit too)")
     for note, n in notes.items():
         print(f"  note ({n} points): {note}")
     for check in seen:

@@ -6,6 +6,7 @@ An engine spec may state how its `auto` reads the checkpoint (`auto_kv` in its v
     value:
       quant_config: config_then_file   # config.json's top-level quantization_config, else
                                        # hf_quant_config.json (only when config.json has none)
+      producer_quant_method: {producer: modelopt, quant_algos: [FP8, NVFP4, ...], method: modelopt}
       honour:                          # first matching entry that yields a dtype decides
         - {quant_method_prefix: modelopt, keys: [quantization.kv_cache_scheme, ...]}
         - {quant_method: compressed-tensors, keys: [kv_cache_scheme], means: fp8}
@@ -52,7 +53,7 @@ def _quant_config(meta, how: str) -> tuple[dict | None, str]:
     if isinstance(qc, dict):
         return qc, "config.json: quantization_config"
     if how == "config_then_file" and isinstance(meta.quant_config, dict):
-        return meta.quant_config, "hf_quant_config.json"
+        return meta.quant_config, "hf_quant_config.json:"
     return None, ""
 
 
@@ -62,6 +63,11 @@ def declared(meta, rule: dict, warnings: list[str]) -> tuple[str | None, str]:
     if qc is None:
         return None, "no quantization config"
     method = str(qc.get("quant_method") or "")
+    implied = rule.get("producer_quant_method")
+    inner = qc.get("quantization") if isinstance(qc.get("quantization"), dict) else {}
+    if implied and (_at(qc, "producer.name") == implied["producer"] or "modelopt_quant_config"
+                    in inner) and str(inner.get("quant_algo", "")).upper() in implied["quant_algos"]:
+        method = implied["method"]
     for entry in rule.get("honour", []):
         prefix, exact = entry.get("quant_method_prefix"), entry.get("quant_method")
         if (prefix and not method.startswith(prefix)) or (exact and method != exact):
@@ -71,11 +77,12 @@ def declared(meta, rule: dict, warnings: list[str]) -> tuple[str | None, str]:
             if not value:
                 continue
             name = entry.get("means") or _modelopt_value(value)
+            label = f"{where} {key}" if where.endswith(":") else f"{where}.{key}"
             if name:
-                return name, f"{where}.{key}"
-            warnings.append(f"{where}.{key} = {str(value)[:60]} is not a KV dtype the engine "
-                            "maps; auto keeps the model dtype.")
-            return None, f"{where}.{key} not mapped"
+                return name, label
+            warnings.append(f"{label} = {str(value)[:60]} is not a KV dtype the engine maps; "
+                            "auto keeps the model dtype.")
+            return None, f"{label} not mapped"
     return None, f"{where} (quant_method {method or 'unset'}) declares no KV dtype the engine applies"
 
 
@@ -103,8 +110,7 @@ def resolve(rules, meta, root, root_name, quant: dict | None, warnings: list[str
         name, source = declared(meta, rule["value"], warnings)
         if name:
             return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"checkpoint: {source} "
-                                     f"({rules.engine} --kv-cache-dtype auto applies it: rule "
-                                     f"auto_kv, specs/engines/{rules.engine}.yaml)")
+                                     f"({rules.engine} auto applies it)")
         other = (quant or {}).get("kv_cache")
         if other:
             warnings.append(f"The checkpoint declares KV cache dtype {other} in "

@@ -51,6 +51,11 @@ def test_kvfit_equals_vllm_record(row):
     assert not bad, bad
 
 
+@pytest.mark.parametrize("row", cases.tp_refusals(), ids=_row_id)
+def test_kvfit_refuses_the_tp_vllm_refuses(row):
+    assert cases.kvfit_refuses_tp(row), row["error"][:200]
+
+
 def test_llama_tp8_by_hand():
     """Llama-2-7B at TP 8, auto KV = the config's float16, 40 GiB: 32 layers x 16 tokens x (32 / 8) KV heads
     x 128 x 2 (K, V) x 2 B = 1,048,576 B per block -> 42,949,672,960 / 1,048,576 = 40,960

@@ -57,14 +57,10 @@ def test_modelopt_nvfp4_with_fp8_kv_declaration(hub):
         **sharded(64, 1)})
     code, report, _ = _json("nvidia/Qwen3-32B-NVFP4", "--context", "32k")
     q = report["quantization"]
-    # The FP8 KV declaration lives only in hf_quant_config.json (no quant_method): vLLM 0.33's
-    # auto does not apply it (utils/torch_utils.py:443-516; the recorded Nemotron-3-Super-FP8
-    # row in tests/engine_probe/vllm-0.33.0-kv.jsonl keeps bfloat16), so auto counts bf16.
-    assert q["kv_cache"] == "fp8" and report["kv_dtype"] == "bf16"
-    assert any("does not apply" in w for w in report["warnings"])
+    assert report["kv_dtype"] == "fp8" and q["kv_cache"] == "fp8"
     assert q["weight_algorithm"] == "nvfp4" and q["mixed"] is True and q["excluded_modules"] >= 1
-    # bf16 cache: 64 x 2 x 8 x 128 x 2 B x 32,768
-    assert report["state"]["bytes_per_sequence"] == 8589934592
+    # fp8 cache: 64 x 2 x 8 x 128 x 1 B x 32,768
+    assert report["state"]["bytes_per_sequence"] == 4294967296
     code, text, _ = run_cli("nvidia/Qwen3-32B-NVFP4", "--context", "32k")
     assert "Quantization: weights nvfp4; mixed" in text and "KV-cache declaration: fp8" in text
 
