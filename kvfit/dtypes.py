@@ -72,19 +72,3 @@ def model_dtype(config: dict, root: dict, root_name: str = "") -> CacheDtype | N
             if name in ("bf16", "fp16", "fp32"):
                 return CacheDtype(name, WIDTHS[name], f"config: {prefix}{key} = {value}")
     return None
-
-
-def auto(config: dict, root: dict, root_name: str, declared: str | None,
-         declared_source: str | None, warnings: list[str]) -> CacheDtype:
-    """--kv-dtype auto: the checkpoint's KV-cache declaration, else its model dtype, else bf16."""
-    if declared:
-        name = normalize(declared)
-        if name is None:
-            raise UsageError(f"the checkpoint declares KV cache dtype {declared!r}, which kvfit "
-                             "does not know; pass --kv-dtype explicitly.")
-        return CacheDtype(name, WIDTHS[name], f"checkpoint: {declared_source}")
-    found = model_dtype(config, root, root_name)
-    if found:
-        return found
-    warnings.append("The config declares no torch_dtype/dtype; the cache is assumed bf16.")
-    return CacheDtype("bf16", WIDTHS["bf16"], "assumption: no dtype declared, bf16")

@@ -1,13 +1,14 @@
 """Checkpoint metadata -> the state components an engine would cache, in the engine's
 KV dtype and storage layout. Uses kvfit.state.* exactly like a plan does; only the KV dtype
-resolution follows the engine's own `--kv-cache-dtype` rules (engines.md §3).
+resolution follows the engine's own `--kv-cache-dtype` rules (engines.md §3), through the one
+`auto` resolver kvfit.kv_auto that the planner uses too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import dtypes
+from .. import dtypes, kv_auto
 from ..errors import UsageError
 from ..metadata import Metadata
 from ..quant import summarize
@@ -40,24 +41,6 @@ def _spelling(rules, text: str) -> dict:
                      hint=f"{rules.engine} accepts: {known}.")
 
 
-def _auto(rules, meta: Metadata, root, root_name, quant: dict, warnings,
-          flag: str | None = None) -> dtypes.CacheDtype:
-    """The engine's `auto`: the checkpoint's KV declaration (as this engine reads it), else
-    the model dtype."""
-    declared, source = quant.get("kv_cache"), quant.get("kv_cache_source") or ""
-    ignores = rules.values.get("auto_kv_ignores_hf_quant_config")
-    if declared and ignores and ignores["value"] and source.startswith("hf_quant_config") \
-            and isinstance(meta.config.get("quantization_config"), dict):
-        warnings.append(f"{rules.engine} ignores the KV declaration in hf_quant_config.json "
-                        f"because config.json has a quantization_config ({ignores['source']}).")
-        declared = None
-    if declared:
-        return dtypes.CacheDtype(dtypes.normalize(declared) or "fp8", dtypes.WIDTHS.get(
-            dtypes.normalize(declared) or "fp8"), f"checkpoint: {source} (engine auto)")
-    found = _served_dtype(rules, meta, root, root_name, flag)
-    return found or dtypes.CacheDtype("bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
-
-
 def _applies(choice: dict, kv: str, roots: list[dict]) -> bool:
     if "when_kv" in choice and kv not in choice["when_kv"]:
         return False
@@ -84,23 +67,6 @@ def _layout(rules, entry: dict, arch, kv: str, roots: list[dict]) -> str | None:
                  if c["layout"] in names and _applies(c, kv, roots)), None)
 
 
-def _served_dtype(rules, meta, root, root_name, flag: str | None = None
-                  ) -> dtypes.CacheDtype | None:
-    """The model dtype as the engine serves it: an explicit --dtype, else the config's
-    (--dtype auto runs float32 checkpoints in 16 bits)."""
-    if flag and str(flag).lower() != "auto":
-        name = dtypes.normalize(flag)
-        if name not in ("bf16", "fp16", "fp32"):
-            raise UsageError(f"--dtype {flag!r}: use auto, bfloat16, float16 or float32.")
-        return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"engine flag --dtype {flag}")
-    found = dtypes.model_dtype(meta.config, root, root_name)
-    rule = rules.values.get("float32_model_bytes")
-    if found is not None and found.name == "fp32" and rule:
-        return dtypes.CacheDtype("fp16", dtypes.WIDTHS["fp16"], f"{found.provenance}; served "
-                                 f"in 16 bits ({rules.engine} --dtype auto)")
-    return found
-
-
 def _vocab(config: dict, root: dict) -> int | None:
     for d in (root, config):
         v = d.get("vocab_size")
@@ -118,12 +84,12 @@ def engine_dtypes(meta: Metadata, res, rules, kv_spelling: str | None, quant: di
     warnings = [] if warnings is None else warnings
     entry = _spelling(rules, kv_spelling or "auto")
     if entry["kvfit"] == "auto":
-        kv = _auto(rules, meta, root, root_name, quant, warnings, model_dtype)
+        kv = kv_auto.resolve(rules, meta, root, root_name, quant, warnings, model_dtype)
     elif entry["kvfit"] == "layout":
         kv = dtypes.explicit("fp8", "--kv-cache-dtype")
     else:
         kv = dtypes.explicit(entry["kvfit"], f"--kv-cache-dtype {entry['spelling']} ->")
-    model = _served_dtype(rules, meta, root, root_name, model_dtype) or dtypes.CacheDtype(
+    model = kv_auto.served(rules, meta, root, root_name, model_dtype) or dtypes.CacheDtype(
         "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
     layout = _layout(rules, entry, arch, kv.name, [root, meta.config])
     return kv, model, layout

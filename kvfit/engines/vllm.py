@@ -82,8 +82,24 @@ def _latent_block(rules, inp: Inputs) -> dict:
     return num(rules["latent_block_size"], rules.basis("latent_block_size"))
 
 
-def block_size(rules, flags: dict, inp: Inputs, pages) -> tuple[dict, dict | None]:
-    """Tokens per attention block, and the hybrid alignment when recurrent state exists."""
+def _checkpoint_alignment(rules, inp: Inputs, rec) -> tuple[int, str] | None:
+    """(alignment, rule) when every recurrent layer exports prefill checkpoints on this GPU."""
+    rows = rules.values.get("prefill_checkpoint_alignment")
+    if not rows or not inp.capability:
+        return None
+    major = int(str(inp.capability).split(".")[0])
+    for row in rows["value"]:
+        if major in row["cc_major"] and all(
+                all(part.startswith(row["component_prefix"]) for part in p.name.split("+"))
+                for p in rec):
+            return row["alignment"], rows["source"]
+    return None
+
+
+def block_size(rules, flags: dict, inp: Inputs, pages,
+               prefix: bool = True) -> tuple[dict, dict | None]:
+    """Tokens per attention block, and the hybrid alignment when recurrent state exists
+    (prefix: prefix caching on, i.e. vLLM's align mode for recurrent state)."""
     user = flags.get("block_size")
     if user:
         bs = num(int(user), "user")
@@ -101,6 +117,9 @@ def block_size(rules, flags: dict, inp: Inputs, pages) -> tuple[dict, dict | Non
     align = max(mult, bs["value"])
     if inp.latent:
         align = max(align, rules["hybrid_align_latent_min"])
+    checkpoint = _checkpoint_alignment(rules, inp, rec) if prefix else None
+    if checkpoint:
+        align = math.lcm(align, checkpoint[0])
     tokens = align * math.ceil(state / (align * one_token))
     tokens = mult * math.ceil(tokens / mult)
     padded = math.ceil(tokens * one_token)
@@ -110,7 +129,9 @@ def block_size(rules, flags: dict, inp: Inputs, pages) -> tuple[dict, dict | Non
               "recurrent_padding_percent": num(round(100 * (padded - state) / state, 2), _ALIGN),
               "log_line": f"Setting attention block size to {tokens} tokens to ensure that "
                           "attention page size is >= mamba page size"}
-    return num(tokens, _ALIGN), hybrid
+    basis = _ALIGN if not checkpoint else f"{_ALIGN}; a multiple of {checkpoint[0]} tokens: " \
+        "the recurrent layers export prefill checkpoints (rule prefill_checkpoint_alignment)"
+    return num(tokens, basis), hybrid
 
 
 def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
@@ -181,7 +202,7 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
-    bs, hybrid = block_size(rules, flags, inp, pages)
+    bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
     align = bool(prefix) and hybrid is not None
     grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
                            bs["value"] if align else L)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import dtypes
 from ..errors import UsageError
 from ..metadata import Metadata
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from ..weights import Weights, count_weights
+from .cache_dtypes import cache_dtypes, uses_index
 from .capacity import Capacity
 from .context import parse_context
 from .request import DEFAULT_UTILIZATION, PlanRequest
@@ -86,48 +86,6 @@ def load_metadata(req: PlanRequest) -> Metadata:
     headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=headers,
                        quiet=req.json, started=req.hub_started)
-
-
-def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
-    """The sparse-indexer key dtype: the KV dtype under auto; `fp4` only where the architecture
-    spec names the one 4-bit format its indexer takes (`index_fp4`), else ambiguous."""
-    if req.index_dtype == "auto":
-        return dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
-    if str(req.index_dtype).strip().lower() == "fp4" and arch.index_fp4:
-        name, source = arch.index_fp4
-        return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"user: --index-dtype fp4, resolved to "
-                                 f"{name}, the one 4-bit format {arch.id}'s indexer takes ({source})")
-    return dtypes.explicit(req.index_dtype, "--index-dtype")
-
-
-def _uses_index(arch, comps) -> bool:
-    """True when a counted component is priced at the indexer dtype (`index_bytes`): DSA
-    index keys, and DeepSeek-V4's compressed indexer keys (kind `compressed`)."""
-    priced = {c.name for c in arch.components
-              if "index_bytes" in c.bytes.names or any("index_bytes" in e.names for *_, e in c.layouts)}
-    return any(c.name in priced for c in comps)
-
-
-def _dtypes(req, meta, arch, root, root_name, quant, warnings, engine=None):
-    """(KV, index, model) dtypes, and the engine's storage layout (None without an engine).
-
-    engine: (rules, res, quant summary, kv spelling, --dtype) when an engine answers: the KV
-    and model dtypes are then the engine's own resolution, so the plan counts one state."""
-    layout = None
-    if engine is not None:
-        from ..engines.state import engine_dtypes
-        rules, res, summary, spelling, dtype_flag = engine
-        kv, model, layout = engine_dtypes(meta, res, rules, spelling, summary, dtype_flag,
-                                          warnings)
-        return kv, _index_dtype(req, kv, arch), model, layout
-    declared = quant.get("kv_cache") if quant else None
-    source = quant.get("kv_cache_source") if quant else None
-    kv = (dtypes.auto(meta.config, root, root_name, declared, source, warnings)
-          if req.kv_dtype == "auto" else dtypes.explicit(req.kv_dtype))
-    index = _index_dtype(req, kv, arch)
-    model = dtypes.model_dtype(meta.config, root, root_name) or dtypes.CacheDtype(
-        "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
-    return kv, index, model, layout
 
 
 def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]:
@@ -231,7 +189,7 @@ def _headers(req, meta, n_layers, warnings):
 
 
 def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
-    """(Capacity without its per-model facts, the engine tuple _dtypes takes)."""
+    """(Capacity without its per-model facts, the engine tuple cache_dtypes takes)."""
     stated = req.utilization is not None
     if not req.engine:
         return Capacity(budget_utilization=req.utilization if stated else DEFAULT_UTILIZATION,
@@ -300,7 +258,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
     quant = quant_section(meta, warnings)
     cap, engine = engine_setup(req, meta, res, warnings)
-    kv, index, model, layout = _dtypes(req, meta, arch, root, root_name, quant, warnings, engine)
+    kv, index, model, layout = cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine)
     layout = req.cache_layout or layout
     ctx, declared, ctx_source, rope = _context(req, fields, warnings, root)
     rope_warning(root, prefix, warnings)
@@ -309,7 +267,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     comps = evaluate_components(arch, fields, sets, ctx, names, layout)
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = tp_divides(arch, values)
-    caches = (("KV", kv.name),) + ((("index", index.name),) if _uses_index(arch, comps) else ())
+    caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())
     if cap.engine:
         from ..engines.state import vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,

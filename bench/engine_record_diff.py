@@ -1,0 +1,66 @@
+"""kvfit's `--engine vllm` prediction against vLLM 0.33's own recorded KV-cache plan.
+
+    uv run python bench/engine_record_diff.py            # match rates and every miss
+    uv run python bench/engine_record_diff.py --only qwen3_5
+
+The record is tests/engine_probe/vllm-0.33.0-kv.jsonl (vLLM's own spec and capacity code,
+see tests/engine_probe/record_vllm_kv.py). For every recorded point it prints nothing when
+kvfit matches; each miss is printed with the two figures and, when known, its cause
+(tests/engine_record_cases.py KNOWN). The summary gives the match rate per check and the
+share of points where every check matches. Rows vLLM could not build here are listed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+import engine_record_cases as cases  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="substring of the config dir to keep")
+    a = ap.parse_args()
+    pts = [p for p in cases.points() if not a.only or a.only in p.dir]
+    ok, seen, whole, notes = Counter(), Counter(), 0, Counter()
+    for p in pts:
+        result = cases.compare(p)
+        for check, (_, _, good) in ((k, v) for k, v in result.items() if k not in ("cause", "note")):
+            seen[check] += 1
+            ok[check] += good
+        bad = cases.misses(result)
+        whole += not bad
+        if result.get("note"):
+            notes[result["note"]] += 1
+        if bad:
+            cause = cases.known_cause(p.row) or result.get("cause") or "unexplained"
+            print(f"MISS {p.id}: " + "; ".join(bad) + f"  [cause: {cause}]")
+    tp_rows = [r for r in cases.tp_refusals() if not a.only or a.only in r["dir"]]
+    agree = [r for r in tp_rows if cases.kvfit_refuses_tp(r)]
+    for r in tp_rows:
+        if r not in agree:
+            print(f"MISS {Path(r['dir']).name} tp{r['tp']}: vLLM refuses the TP size, kvfit plans it")
+    for row in cases.not_built():
+        if row in tp_rows:
+            continue
+        if not a.only or a.only in row["dir"]:
+            print(f"NOT BUILT {Path(row['dir']).name} tp{row.get('tp')} {row.get('kv_cache_dtype')}: "
+                  f"{row['error'][:160]}")
+    print(f"\n{len(pts)} points; all checks match on {whole} ({100 * whole / max(len(pts), 1):.1f} %)")
+    print(f"  TP refusals  {len(agree):>5} / {len(tp_rows):<5} (vLLM refuses the TP size: kvfit too)")
+    for note, n in notes.items():
+        print(f"  note ({n} points): {note}")
+    for check in seen:
+        print(f"  {check:<12} {ok[check]:>5} / {seen[check]:<5} {100 * ok[check] / seen[check]:.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The plan's cache dtypes: KV (the one `--kv-dtype auto` resolver, kvfit.kv_auto, or the
+engine's own resolution), the sparse-indexer keys and the model dtype, and the engine's storage
+layout when an engine answers."""
+
+from __future__ import annotations
+
+from .. import dtypes
+
+
+def _index_dtype(req, kv, arch) -> dtypes.CacheDtype:
+    """The sparse-indexer key dtype: the KV dtype under auto; `fp4` only where the architecture
+    spec names the one 4-bit format its indexer takes (`index_fp4`), else ambiguous."""
+    if req.index_dtype == "auto":
+        return dtypes.CacheDtype(kv.name, kv.bytes, "same as the KV cache (--index-dtype auto)")
+    if str(req.index_dtype).strip().lower() == "fp4" and arch.index_fp4:
+        name, source = arch.index_fp4
+        return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"user: --index-dtype fp4, resolved to "
+                                 f"{name}, the one 4-bit format {arch.id}'s indexer takes ({source})")
+    return dtypes.explicit(req.index_dtype, "--index-dtype")
+
+
+def uses_index(arch, comps) -> bool:
+    """True when a counted component is priced at the indexer dtype (`index_bytes`): DSA
+    index keys, and DeepSeek-V4's compressed indexer keys (kind `compressed`)."""
+    priced = {c.name for c in arch.components
+              if "index_bytes" in c.bytes.names or any("index_bytes" in e.names for *_, e in c.layouts)}
+    return any(c.name in priced for c in comps)
+
+
+def _static_auto(meta, root, root_name, quant, warnings):
+    """`--kv-dtype auto` without --engine: the one resolver (kvfit.kv_auto) with the default
+    engine's rule, so the static bound counts the cache vLLM would allocate."""
+    from .. import kv_auto
+    from ..engines.spec import rules_for
+
+    return kv_auto.resolve(rules_for("vllm", None), meta, root, root_name, quant, warnings)
+
+
+def cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine=None):
+    """(KV, index, model) dtypes, and the engine's storage layout (None without an engine).
+
+    engine: (rules, res, quant summary, kv spelling, --dtype) when an engine answers: the KV
+    and model dtypes are then the engine's own resolution, so the plan counts one state."""
+    layout = None
+    if engine is not None:
+        from ..engines.state import engine_dtypes
+        rules, res, summary, spelling, dtype_flag = engine
+        kv, model, layout = engine_dtypes(meta, res, rules, spelling, summary, dtype_flag,
+                                          warnings)
+        return kv, _index_dtype(req, kv, arch), model, layout
+    kv = (_static_auto(meta, root, root_name, quant, warnings)
+          if req.kv_dtype == "auto" else dtypes.explicit(req.kv_dtype))
+    index = _index_dtype(req, kv, arch)
+    model = dtypes.model_dtype(meta.config, root, root_name) or dtypes.CacheDtype(
+        "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
+    return kv, index, model, layout

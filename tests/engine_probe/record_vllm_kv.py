@@ -1,0 +1,75 @@
+"""Record vLLM 0.33's own KV-cache plan for the pinned configs (tests/test_vllm_kv_record.py).
+
+    KVFIT_VLLM_PYTHON=/work/vllm-venv/bin/python python3 tests/engine_probe/record_vllm_kv.py \
+        [DIR ...] [--append] > tests/engine_probe/vllm-0.33.0-kv.jsonl
+
+Without DIRs: every pinned config dir under tests/architectures/*/configs (synthetic ones
+excluded). Each dir runs vllm_kv_probe.py in its own vLLM interpreter (one architecture's
+failure cannot leave state behind for the next), TP 1, 2 and 8, --kv-cache-dtype auto and
+fp8. The first line is a header saying what was recorded and how; with --append the header
+is not written (to grow an existing record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+HEADER = {
+    "recorded": "vLLM 0.33.0 (PyPI CUDA wheel) with torch 2.13 CPU on a CPU-only host, by "
+                "tests/engine_probe/record_vllm_kv.py -> vllm_kv_probe.py; platform emulated as "
+                "8 x H100 80GB SM90 by vllm_gpu_emulation.py (vLLM's CUDA platform class with "
+                "compute capability 9.0; compiled extensions stubbed; TP rank 0 of N via "
+                "stand-in parallel groups). Per (config dir, TP, --kv-cache-dtype): the serve "
+                "defaults vLLM chose, the attention backends, the per-layer KVCacheSpecs "
+                "(collapsed, with layer counts) and, for 40 GiB and 70 GiB available KV memory per "
+                "GPU at max_model_len 4096, 8192, 32768 and the derived maximum (each only when "
+                "<= the derived maximum), vLLM's groups, block size, num_blocks, 'GPU KV cache "
+                "size' tokens and 'Maximum concurrency', or the refusal it raised.",
+    "lengths": [4096, 8192, 32768, "derived"],
+    "available_bytes": [40 << 30, 70 << 30],
+}
+
+
+def pinned_dirs() -> list[str]:
+    return sorted(str(p.parent.relative_to(ROOT)) for p in
+                  (ROOT / "tests" / "architectures").glob("*/configs/*/config.json")
+                  if not p.parent.name.startswith("synthetic"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dirs", nargs="*")
+    ap.add_argument("--append", action="store_true")
+    ap.add_argument("--timeout", type=int, default=900)
+    a = ap.parse_args()
+    python = os.environ.get("KVFIT_VLLM_PYTHON")
+    if not python:
+        print("set KVFIT_VLLM_PYTHON to a Python with vllm==0.33.0 installed", file=sys.stderr)
+        return 2
+    if not a.append:
+        print(json.dumps(HEADER), flush=True)
+    for d in a.dirs or pinned_dirs():
+        try:
+            proc = subprocess.run([python, str(HERE / "vllm_kv_probe.py"), d], cwd=ROOT,
+                                  capture_output=True, text=True, timeout=a.timeout, check=False)
+            lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+            if not lines:
+                tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
+                lines = [json.dumps({"dir": d, "error": f"probe exited {proc.returncode}: "
+                                     f"{tail[0][:300]}"})]
+        except subprocess.TimeoutExpired:
+            lines = [json.dumps({"dir": d, "error": f"probe timed out after {a.timeout} s"})]
+        for line in lines:
+            print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
