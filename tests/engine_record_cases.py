@@ -34,11 +34,6 @@ _DSA_E4M3 = ("issue 11 rule 2: a checkpoint-declared fp8_e4m3 cache on the SM90 
 _MINIMAX_M3 = ("issue 11 rule 2: MiniMax-M3's attention uses 128-token blocks and its indexer stays "
                "bf16 under an fp8 cache (recorded); kvfit plans 16-token blocks (not modelled yet)")
 KNOWN: dict[str, str] = {
-    "openbmb--MiniCPM3-4B": "issue 11 rule 6: vLLM 0.33 stores MiniCPM3 as per-head K/V (FullAttentionSpec, "
-                            "num_kv_heads = 40 query heads, head size qk_nope + qk_rope = 96, block 16, "
-                            "heads sharded by TP); kvfit counts SGLang's replicated latent row "
-                            "(specs/architectures/minicpm3.yaml), and an engine layout cannot change the "
-                            "shard today",
     "google--gemma-4-26B-A4B/fp8": _GEMMA4_FP8, "nvidia--Gemma-4-26B-A4B-NVFP4": _GEMMA4_FP8,
     "nvidia--Gemma-4-31B-IT-NVFP4": _GEMMA4_FP8, "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_E4M3,
     "nvidia--GLM-5-NVFP4/auto": _DSA_E4M3, "nvidia--GLM-5.1-NVFP4/auto": _DSA_E4M3,
