@@ -343,7 +343,18 @@ def _config_qc(config: dict) -> tuple[dict | None, str | None]:
 
 def summarize(meta: Metadata) -> QuantSummary:
     """Summarise meta's quantization declarations (weights, KV cache, runtime floor in GiB);
-    ConfigError when a declaration is malformed (wrong types, unknown KV spelling)."""
+    ConfigError when a declaration is malformed (wrong types, unknown KV spelling).
+
+    Computed once per Metadata object (a plan asks several times; an NVFP4 checkpoint's
+    exclusion list can hold thousands of module names)."""
+    cached = getattr(meta, "_kvfit_quant_summary", None)
+    if cached is None:
+        cached = _summarize(meta)
+        object.__setattr__(meta, "_kvfit_quant_summary", cached)   # Metadata is frozen
+    return cached
+
+
+def _summarize(meta: Metadata) -> QuantSummary:
     config, hf, decls = _dict(meta.config, "config.json"), None, []
     if meta.quant_config is not None:
         hf = _dict(_dict(meta.quant_config, "hf_quant_config.json").get("quantization"), _HF)

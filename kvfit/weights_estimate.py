@@ -137,6 +137,7 @@ class _Estimator:
         self.used: set[str] = set()
         self._index: dict[str, int] | None = None
         self._slow: list = []
+        self._bytes: dict[tuple, int] = {}
         # declarations that name single experts are matched expert by expert; otherwise one
         # representative expert (index 0) stands for all of a layer's experts
         self.by_expert = self.excluded.by_expert or any(m.by_expert for _, m in self.groups)
@@ -167,6 +168,13 @@ class _Estimator:
     def linear_bytes(self, fmt: str | None, rows: int, cols: int) -> int:
         if fmt is None:
             return int(rows * cols * self.model_bytes)
+        key = (fmt, rows, cols)          # one storage expression per shape, not per expert
+        if key not in self._bytes:
+            self._bytes[key] = self._stored_bytes(fmt, rows, cols)
+        self.used.add(fmt)
+        return self._bytes[key]
+
+    def _stored_bytes(self, fmt: str, rows: int, cols: int) -> int:
         if fmt not in self.storage:
             raise _Unavailable(f"kvfit has no storage rule for {fmt} weights "
                                f"({source()})")
@@ -178,7 +186,6 @@ class _Estimator:
                                   ("bits", q.weight_bits)) if n in needs and v is None]
         if missing:
             raise _Unavailable(f"the {fmt} declaration gives no single {missing[0]} size")
-        self.used.add(fmt)
         vals = {"rows": rows, "cols": cols, "group": group or cols, "bits": q.weight_bits or 0,
                 "block_rows": block[0] or 1, "block_cols": block[-1] or 1}
         return _num(expr, vals, f"{source()} {fmt} bytes")

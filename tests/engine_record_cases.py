@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,18 +99,45 @@ WEIGHTS_ASSUMED = ("kvfit gives no engine section when the weights are unknown, 
                    "--kv-cache-memory-bytes; compared with --weight-gib 1 stated")
 
 
+@lru_cache(maxsize=8)
+def _checkpoint(directory: str):
+    """The config dir read once for all of its points (the plan reads nothing else)."""
+    from kvfit.source.local import load_local
+    return load_local(ROOT / directory)
+
+
+def _run(args: list, directory: str) -> tuple[int, str, str]:
+    """`kvfit ARGS` as the CLI parses and answers it, on the checkpoint read once."""
+    import io
+    from contextlib import redirect_stderr
+
+    from kvfit.cli.main import _request, verdict_code
+    from kvfit.cli.plan_args import build_parser
+    from kvfit.errors import KvfitError
+    from kvfit.plan.build import plan
+    from kvfit.report.jsonout import render_json
+
+    err = io.StringIO()
+    ns = vars(build_parser().parse_args([str(a) for a in args]))
+    try:
+        with redirect_stderr(err):
+            report = plan(_request(ns), meta=_checkpoint(directory))
+    except KvfitError as exc:
+        return 2, "", exc.message
+    return verdict_code(report), render_json(report), err.getvalue()
+
+
 def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
     """(exit code, kvfit's engine section for the TP layout or None, stderr or a note)."""
-    from conftest import run_cli
     args = [ROOT / p.dir, "--engine", "vllm@0.33.0", "--hardware", "h100-80", "--gpus", str(p.tp),
             "--tp", str(p.tp), "--context", str(p.length), "--kv-dtype", p.kv,
             "--kv-cache-memory-bytes", str(p.avail), "--json"]
-    code, out, err = run_cli(*args)
+    code, out, err = _run(args, p.dir)
     if code not in (0, 1, 5):
         return code, None, err
     layout = next((x for x in json.loads(out)["layouts"] if x["tp"] == p.tp), {})
     if not layout.get("engine") and "weight bytes unknown" in str(layout.get("reason")):
-        code, out, err = run_cli(*args, "--weight-gib", "1")
+        code, out, err = _run(args + ["--weight-gib", "1"], p.dir)
         layout = next((x for x in json.loads(out)["layouts"] if x["tp"] == p.tp), {})
         err = WEIGHTS_ASSUMED
     return code, layout.get("engine"), err
@@ -122,10 +149,9 @@ def kvfit_token_bytes(p: Point) -> Fraction:
     from kvfit.engines.pages import layer_pages
     from kvfit.engines.spec import rules_for
     from kvfit.engines.state import engine_state
-    from kvfit.source.local import load_local
     rules = rules_for("vllm", "0.33.0")
     spelling = "auto" if p.kv == "auto" else p.kv
-    state = engine_state(load_local(ROOT / p.dir), rules, spelling, p.length)
+    state = engine_state(_checkpoint(p.dir), rules, spelling, p.length)
     total = Fraction(0)
     for page in layer_pages(state.components, p.tp):
         if page.family != "recurrent":
