@@ -156,6 +156,19 @@ def describe(d: dict, used: int, lead: str = "--hardware auto: ", verb: str = "p
             f"{used} x {d['preset']}{subset}.")
 
 
+def seen(system, gpus) -> tuple[dict, int]:
+    """(what --hardware auto detects, the GPUs to plan on: all, or --gpus of them)."""
+    if system is not None:
+        raise UsageError("--hardware auto and --system both name the accelerators; give one.")
+    d = detect()
+    used = d["count"] if gpus is None else gpus
+    if not 0 < used <= d["count"]:
+        raise UsageError(f"--gpus {gpus} with --hardware auto: {d['source']} sees "
+                         f"{d['count']} x {d['name']}.", hint="Give at most that many, or "
+                         "name the hardware (--hardware ID --gpus N) to plan GPUs not here.")
+    return d, used
+
+
 def apply(req, warnings: list[str]):
     """(request on the detected preset, the report's `detected_hardware`) for --hardware auto;
     the request unchanged and None otherwise."""
@@ -167,14 +180,7 @@ def apply(req, warnings: list[str]):
                          "--device-memory-gib G for a figure you measured.")
     if str(req.hardware or "").casefold() != "auto":
         return req, None
-    if req.system is not None:
-        raise UsageError("--hardware auto and --system both name the accelerators; give one.")
-    d = detect()
-    used = d["count"] if req.gpus is None else req.gpus
-    if not 0 < used <= d["count"]:
-        raise UsageError(f"--gpus {req.gpus} with --hardware auto: {d['source']} sees "
-                         f"{d['count']} x {d['name']}.", hint="Give at most that many, or "
-                         "name the hardware (--hardware ID --gpus N) to plan GPUs not here.")
+    d, used = seen(req.system, req.gpus)
     if req.memory_basis == "free" and d["free_mib"] is None:
         raise UsageError(f"--memory-basis free: {d['source']} reports no free memory for "
                          f"{d['name']}" + (" (unified memory)" if d["unified"] else "") + ".",

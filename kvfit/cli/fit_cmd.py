@@ -72,15 +72,9 @@ def _auto(ns: argparse.Namespace) -> tuple[str | None, str | None]:
     """--hardware auto is read once: (preset, a note saying what was seen)."""
     if str(ns.hardware or "").casefold() != "auto":
         return ns.hardware, None
-    from ..detect import describe, detect
+    from ..detect import describe, seen
 
-    if ns.system is not None:
-        raise UsageError("--hardware auto and --system both name the accelerators; give one.")
-    d = detect()
-    used = d["count"] if ns.gpus is None else ns.gpus
-    if not 0 < used <= d["count"]:
-        raise UsageError(f"--gpus {ns.gpus} with --hardware auto: nvidia-smi sees "
-                         f"{d['count']} x {d['name']}.")
+    d, used = seen(ns.system, ns.gpus)
     ns.gpus = used
     return d["preset"], describe(d, used)
 
