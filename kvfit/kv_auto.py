@@ -23,15 +23,7 @@ from __future__ import annotations
 
 from . import dtypes
 from .errors import UsageError
-
-
-def _at(holder: dict, dotted: str):
-    node = holder
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+from .state.fields import value_at
 
 
 def _modelopt_value(value) -> str | None:
@@ -65,7 +57,7 @@ def declared(meta, rule: dict, warnings: list[str]) -> tuple[str | None, str]:
     method = str(qc.get("quant_method") or "")
     implied = rule.get("producer_quant_method")
     inner = qc.get("quantization") if isinstance(qc.get("quantization"), dict) else {}
-    if implied and (_at(qc, "producer.name") == implied["producer"] or "modelopt_quant_config"
+    if implied and (value_at(qc, "producer.name") == implied["producer"] or "modelopt_quant_config"
                     in inner) and str(inner.get("quant_algo", "")).upper() in implied["quant_algos"]:
         method = implied["method"]
     for entry in rule.get("honour", []):
@@ -73,7 +65,7 @@ def declared(meta, rule: dict, warnings: list[str]) -> tuple[str | None, str]:
         if (prefix and not method.startswith(prefix)) or (exact and method != exact):
             continue
         for key in entry["keys"]:
-            value = _at(qc, key)
+            value = value_at(qc, key)
             if not value:
                 continue
             name = entry.get("means") or _modelopt_value(value)

@@ -33,6 +33,12 @@ def lookup(root: dict, dotted: str):
     return _NULL if node is None else node
 
 
+def value_at(root: dict, dotted: str):
+    """The value at a dotted key path, or None when it is absent or explicitly null."""
+    found = lookup(root, dotted)
+    return None if found is _MISSING or found is _NULL else found
+
+
 def _coerce(f: Field, key: str, value):
     ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool) or (
               isinstance(v, float) and v.is_integer()),
