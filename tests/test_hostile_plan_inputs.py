@@ -91,15 +91,21 @@ def test_an_audit_model_name_the_file_system_refuses_is_not_a_crash(tmp_path):
     assert code != 70 and "internal error" not in err, err
 
 
-def test_calibrate_output_tokens_past_the_context_is_a_usage_error(tmp_path):
-    # output_tokens 4,000,000 at a 32k context made input_tokens negative; the result
-    # failed its own schema (jsonschema ValidationError, exit 70)
+def _calibrate_dry_run(tmp_path, line: str) -> tuple[int, str, str]:
+    """`kvfit calibrate --dry-run` on an attach-mode preset for the pinned Qwen3 config,
+    with one [calibration] line of the test's."""
     shutil.copytree(QWEN, tmp_path / "model")
     path = tmp_path / "cal.toml"
     path.write_text('model = "model"\ncontext = "32k"\nhardware = "h100-80"\nweight_gib = 60\n'
                     '[calibration]\nengine = "vllm"\nmode = "attach"\n'
-                    'base_url = "http://127.0.0.1:8000"\noutput_tokens = 4000000\n')
-    code, out, err = run_cli("calibrate", path, "--dry-run")
+                    f'base_url = "http://127.0.0.1:8000"\n{line}\n')
+    return run_cli("calibrate", path, "--dry-run")
+
+
+def test_calibrate_output_tokens_past_the_context_is_a_usage_error(tmp_path):
+    # output_tokens 4,000,000 at a 32k context made input_tokens negative; the result
+    # failed its own schema (jsonschema ValidationError, exit 70)
+    code, out, err = _calibrate_dry_run(tmp_path, "output_tokens = 4000000")
     _one_paragraph(code, out, err, "leaves no input tokens at a context of 32,768")
 
 
@@ -133,12 +139,7 @@ def test_an_engine_timeout_past_a_week_is_refused(tmp_path):
 
 
 def test_a_calibrate_timeout_past_a_week_is_refused(tmp_path):
-    shutil.copytree(QWEN, tmp_path / "model")
-    path = tmp_path / "cal.toml"
-    path.write_text('model = "model"\ncontext = "32k"\nhardware = "h100-80"\nweight_gib = 60\n'
-                    '[calibration]\nengine = "vllm"\nmode = "attach"\n'
-                    'base_url = "http://127.0.0.1:8000"\nrequest_timeout = inf\n')
-    code, out, err = run_cli("calibrate", path, "--dry-run")
+    code, out, err = _calibrate_dry_run(tmp_path, "request_timeout = inf")
     _one_paragraph(code, out, err, "'calibration.request_timeout' must be at most 604,800")
 
 
