@@ -16,7 +16,8 @@ from .weights_check import summary, weights_check
 
 
 def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
-    """One plan of the audit, answered by the audit's capacity model (its engine, if any)."""
+    """One plan of the audit, answered by the audit's capacity model (its engine, if any), on
+    the checkpoint the audit read once (`m["meta"]`; None: the plan reads it and refuses)."""
     name, version = (None, None)
     if engine:
         from ..engines.spec import parse_engine
@@ -25,26 +26,29 @@ def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> di
                       kv_dtype=m.get("kv_dtype", "auto"),
                       weight_gib=m.get("weight_gib"), offline=offline, engine=name,
                       engine_version=version, suggest=False, **extra)
-    return plan(req)
+    return plan(req, meta=m.get("meta"))
 
 
 def _pinned(m: dict, offline: bool) -> dict:
-    """The model entry pinned to the Hub commit it resolves to now, so every plan of the audit
-    (each context, fleet, oracle and dtype check) reads that cached snapshot instead of
-    resolving the branch again. A model that cannot be read is left as given: its plans
-    report the refusal."""
+    """The model entry with its checkpoint read once (`meta`) and pinned to the Hub commit it
+    resolved to, so every plan of the audit (each context, fleet, oracle, weights and dtype
+    check) uses that metadata instead of reading or resolving it again. A model that cannot
+    be read is left as given: its plans report the refusal."""
     try:
         meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
     except KvfitError:
         return m
     if meta.origin == "hub" and meta.revision and re.fullmatch(r"[0-9a-f]{40}", meta.revision):
-        return m | {"revision": meta.revision}
-    return m
+        m = m | {"revision": meta.revision}
+    return m | {"meta": meta}
 
 
-def _oracle(m: dict, ctx_tokens: int, report: dict, offline: bool) -> dict:
-    meta = load_metadata(PlanRequest(model=m["model"], revision=m.get("revision"),
-                                     offline=offline))
+def _meta(m: dict, offline: bool):
+    """The checkpoint the audit read once (read now if that first read failed)."""
+    return m.get("meta") or load_metadata(PlanRequest(model=m["model"], offline=offline))
+
+
+def _oracle(meta, ctx_tokens: int, report: dict) -> dict:
     width = Fraction(report["dtypes"]["kv"]["bytes_per_value"])
     expected, how = state_bytes(meta.config, ctx_tokens, width)
     got = report["state"]["bytes_per_sequence"]
@@ -74,13 +78,13 @@ def _cell(f: Frontier, m: dict, ctx) -> dict:
         r = _plan(m, ctx, f.offline)
     except KvfitError as err:
         return cell | {"status": "refused", "reason": err.message}
+    meta = _meta(m, f.offline)
     cell |= {"status": "answered", "architecture": r["architecture"]["id"],
              "revision": r["model"]["revision"], "origin": r["model"]["origin"],
              "context_tokens": r["context_tokens"], "kv_dtype": r["kv_dtype"],
              "state_bytes": r["state"]["bytes_per_sequence"],
-             "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(m, r["context_tokens"],
-                                                                        r, f.offline)}
-    check = weights_check(m, r, f.offline)
+             "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(meta, r["context_tokens"], r)}
+    check = weights_check(meta, r)
     if check is not None:
         cell["weights_check"] = check
     fleets = [_fleet(m, ctx, f.offline, f"{h['preset']} x {n}", f.engine, hardware=h["preset"],
@@ -129,7 +133,8 @@ def _dtype_check(f: Frontier, m: dict) -> str | None:
         wide = _plan(m, ctx, f.offline)
         narrow = plan(PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
                                   kv_dtype="fp8",
-                                  weight_gib=m.get("weight_gib"), offline=f.offline))
+                                  weight_gib=m.get("weight_gib"), offline=f.offline),
+                      meta=m.get("meta"))
     except KvfitError:
         return None
     if narrow["state"]["bytes_per_sequence"] > wide["state"]["bytes_per_sequence"]:

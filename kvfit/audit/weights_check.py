@@ -7,20 +7,18 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..errors import KvfitError
-from ..plan.build import load_metadata
-from ..plan.request import PlanRequest
 from ..state.resolve import resolve_architecture
 from ..weights import config_estimate
 
 
-def weights_check(m: dict, report: dict, offline: bool) -> dict | None:
+def weights_check(meta, report: dict) -> dict | None:
     """{index_bytes, estimate_bytes, difference, exact, basis} for a plan whose weights are a
-    safetensors index total; None for any other weight source (files, estimate, user)."""
+    safetensors index total (`meta`: the checkpoint that plan read); None for any other
+    weight source (files, estimate, user)."""
     weights = report["weights"]
     if weights.get("source") != "safetensors index":
         return None
     try:
-        meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
         res = resolve_architecture(meta.config)
         width = Fraction(report["dtypes"]["model"]["bytes_per_value"])
         est, basis = config_estimate(meta, res, width)
