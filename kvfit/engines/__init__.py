@@ -15,7 +15,7 @@ from .cli_args import engine_args, pop_engine_args
 from .common import Inputs
 
 __all__ = ["Inputs", "engine_args", "pop_engine_args", "predict", "predict_inputs",
-           "print_command", "resolve_version"]
+           "print_command", "resolve_rules", "resolve_version"]
 
 
 def __getattr__(name: str):
@@ -37,15 +37,23 @@ def resolve_version(engine: str, version: str | None) -> tuple[str | None, str]:
     return None, "assumed: not requested and not installed; the spec's newest range"
 
 
-def predict_inputs(engine: str, version: str | None, flags: dict, inp: Inputs) -> dict:
-    """The `engine` section for one layout from prepared inputs."""
-    from . import sglang, vllm
+def resolve_rules(engine: str, version: str | None, strict: bool = False):
+    """(Rules, how the version was chosen) for `engine` at `version`: requested, installed or
+    the spec default, and "extrapolated" when newer than every range kvfit knows."""
     from .spec import rules_for
 
     chosen, how = resolve_version(engine, version)
-    rules = rules_for(engine, chosen)
+    rules = rules_for(engine, chosen, strict)
     if rules.extrapolated_from:
-        how += f"; extrapolated from the {rules.extrapolated_from} rules"
+        how += (f"; extrapolated: newer than every range kvfit knows, the "
+                f"{rules.extrapolated_from} rules")
+    return rules, how
+
+
+def predict_inputs(engine: str, version: str | None, flags: dict, inp: Inputs) -> dict:
+    """The `engine` section for one layout from prepared inputs."""
+    from . import sglang, vllm
+    rules, how = resolve_rules(engine, version)
     body = (vllm if engine == "vllm" else sglang).predict(rules, dict(flags), inp)
     return {"engine": engine, "version": rules.version, "version_basis": how,
             "rules_range": rules.label, "evidence": list(rules.evidence), "tp": inp.tp,

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..report.words import count
-from .spec import rules_for
 
 
 @dataclass(frozen=True)
@@ -123,10 +122,9 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
     hosts: one {"host", "launch"} per host when the deployment spans several (the engine
     spec's `multinode` rule says whether it is one deployment with multi-node flags, or one
     server per host for replicas that fit a host)."""
-    from . import resolve_version
+    from . import resolve_rules
 
-    chosen, how = resolve_version(engine, version)
-    rules = rules_for(engine, chosen)
+    rules, how = resolve_rules(engine, version)
     spellings = {e["spelling"] for e in rules.dtypes}
     kv = spec.kv_dtype if spec.kv_dtype in spellings else engine_spelling(rules, spec.kv_dtype)
     fill = {"model": shlex.quote(spec.model), "tp": spec.tp, "dp": spec.dp,

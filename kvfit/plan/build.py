@@ -194,15 +194,12 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     if not req.engine:
         return Capacity(budget_utilization=req.utilization if stated else DEFAULT_UTILIZATION,
                         utilization_basis="user" if stated else "kvfit default"), None
-    from ..engines import resolve_version
+    from ..engines import resolve_rules
     from ..engines.command import engine_spelling
-    from ..engines.spec import rules_for
     from ..quant import summarize
 
-    version, how = resolve_version(req.engine, req.engine_version)
-    rules = rules_for(req.engine, version, strict=req.engine_strict)
+    rules, how = resolve_rules(req.engine, req.engine_version, req.engine_strict)
     if rules.extrapolated_from:
-        how += f"; extrapolated: newer than every range kvfit knows, the {rules.extrapolated_from} rules"
         warnings.append(f"{req.engine} {rules.version} is newer than every version kvfit has rules "
                         f"for: the {rules.extrapolated_from} rules answer, extrapolated (an engine "
                         "change since then is not modelled). --engine-strict refuses instead.")
