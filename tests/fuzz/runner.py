@@ -51,7 +51,10 @@ def classify(kind: str, seed: int, index: int) -> tuple[str, str]:
 
     if kind in WATCHDOG_PROBES:                  # the watchdog's own tests: cases that never end
         WATCHDOG_PROBES[kind]()
-    case = make_case(kind, case_rng(seed, kind, index))
+    try:
+        case = make_case(kind, case_rng(seed, kind, index))
+    except Exception as exc:  # noqa: BLE001 - a broken generator is reported, not a dead worker
+        return "traceback", f"the {kind} generator failed: {type(exc).__name__}: {str(exc)[:160]}"
     try:
         return "answered", TARGETS[kind](case)
     except (KvfitError, ExprError) as exc:
