@@ -262,7 +262,7 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
         every = [(t, est.row(t)) for t in params.tensors]
         rows = tuple(r for _, r in every if r is not None)
         # say "MTP layers included" only when a row gated on `mtp` was counted
-        mtp_counted = any(r is not None and t.when is not None and _MTP.search(t.when.text)
+        mtp_counted = any(r is not None and r.instances and t.when is not None and _MTP.search(t.when.text)
                           for t, r in every)
     except _Unavailable as exc:
         return None, str(exc)
