@@ -68,6 +68,9 @@ def test_kimi_k3_moonvit_rmsnorm_without_biases_and_patchmergerv2():
     #   projector: linear_1 4,096^2 = 16,777,216; linear_2 7,168 x 4,096 = 29,360,128;
     #     post_norm 7,168                                          =    46,144,512
     #   total                                                      =   447,358,976
+    # This is exactly the gap between the text decoder's bf16 values and the Hub's BF16 count
+    # for moonshotai/Kimi-K3, and the rows are its 168 vision tensors
+    # (tests/test_weights_estimate_v4_kimi.py).
     tower = 602_112 + 4_194_304 + 396_417_024 + 1_024 + 46_144_512
     assert tower == 447_358_976
     est, why = estimate_of(*load_config_dir(ARCH / "kimi_linear/configs/moonshotai--Kimi-K3"))
