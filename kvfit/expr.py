@@ -98,7 +98,19 @@ def _len(x):
     return len(x)
 
 
-FUNCTIONS = {"min": min, "max": max, "ceil_div": ceil_div, "abs": abs, "len": _len}
+def _prod(x):
+    """The product of a list field's numbers (e.g. a [height, width] merge kernel), bounded
+    after every factor."""
+    if not isinstance(x, (list, tuple)):
+        raise ExprError("prod() takes a list field")
+    out = 1
+    for v in x:
+        out = _bounded(out * _number(v))
+    return out
+
+
+FUNCTIONS = {"min": min, "max": max, "ceil_div": ceil_div, "abs": abs, "len": _len,
+             "prod": _prod}
 OPERATORS = {
     ast.Add: _checked(operator.add), ast.Sub: _checked(operator.sub),
     ast.Mult: _checked(operator.mul), ast.Div: _checked(_div),

@@ -247,11 +247,12 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
             top = res.config if res.config is not None else res.root
             extra |= resolve_fields(res.arch, top, "", params.outer, res.fields | extra)
         kinds = params.fields | params.outer
-        # an absent optional list counts as empty (as an empty list counts as absent in
-        # layer selectors), so `len(...) == 0` checks hold for configs that omit the key
-        names = res.values | {k: ([] if r.value is None and kinds[k].type == "list"
-                                  else r.value) for k, r in extra.items()
-                              if r.value is not None or kinds[k].type == "list"}
+        # an absent optional list or string counts as empty (as an empty list counts as
+        # absent in layer selectors), so `len(...) == 0` checks hold for configs that omit it
+        empty = {"list": [], "string": ""}
+        names = res.values | {k: (empty[kinds[k].type] if r.value is None else r.value)
+                              for k, r in extra.items()
+                              if r.value is not None or kinds[k].type in empty}
         # layer sets are visible to the checks as index lists (a field of the same name wins)
         checked = dict(res.sets) | names
         for check, message in params.requires:
@@ -262,7 +263,7 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
         every = [(t, est.row(t)) for t in params.tensors]
         rows = tuple(r for _, r in every if r is not None)
         # say "MTP layers included" only when a row gated on `mtp` was counted
-        mtp_counted = any(r is not None and t.when is not None and _MTP.search(t.when.text)
+        mtp_counted = any(r is not None and r.instances and t.when is not None and _MTP.search(t.when.text)
                           for t, r in every)
     except _Unavailable as exc:
         return None, str(exc)
