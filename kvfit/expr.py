@@ -13,6 +13,7 @@ import ast
 import difflib
 import math
 import operator
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -125,7 +126,7 @@ class Expr:
 
     def evaluate(self, names: dict):
         """Evaluate with the given name values; raises ExprError on any failure."""
-        evaluator = simpleeval.SimpleEval(operators=OPERATORS, functions=FUNCTIONS, names=names)
+        evaluator = _evaluator(names)
         try:
             return _bounded(evaluator.eval(self.text, previously_parsed=self.tree.body))
         except ExprError:
@@ -134,6 +135,21 @@ class Expr:
             raise ExprError(f"number out of bounds: {exc}") from None
         except (TypeError, ValueError, ZeroDivisionError, simpleeval.InvalidExpression) as exc:
             raise ExprError(f"cannot evaluate: {exc}") from None
+
+
+_LOCAL = threading.local()
+
+
+def _evaluator(names: dict) -> simpleeval.SimpleEval:
+    """This thread's evaluator with `names` set: one SimpleEval is made per thread and reused
+    (making one sets up its node table and warning filters, the larger part of evaluating a
+    spec expression; evaluation keeps no other state between calls)."""
+    evaluator = getattr(_LOCAL, "evaluator", None)
+    if evaluator is None:
+        evaluator = _LOCAL.evaluator = simpleeval.SimpleEval(operators=OPERATORS,
+                                                            functions=FUNCTIONS)
+    evaluator.names = names
+    return evaluator
 
 
 def compile_expr(text, known: set[str] | frozenset[str]) -> Expr:

@@ -47,3 +47,16 @@ class Metadata:
     selected_artifact: str | None = None
     tensor_bytes: dict[str, int] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def once(meta: Metadata, key: tuple, produce):
+    """produce() computed once per (Metadata object, key): the spec resolution and the weight
+    estimate of one checkpoint read are the same for every plan that reuses the read (an
+    audit's contexts and fleets, a sweep's cells). Failures are not kept."""
+    memo = meta.__dict__.get("_kvfit_once")
+    if memo is None:
+        memo = {}
+        object.__setattr__(meta, "_kvfit_once", memo)     # Metadata is frozen
+    if key not in memo:
+        memo[key] = produce()
+    return memo[key]
