@@ -45,13 +45,14 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
 
         return local_gguf_metadata(ref, read_headers)
     from .failures import HubUnreachable
-    from .offline import answer_offline
-    from .resolver import resolve_online
     from .transport import HubClient, offline_requested
 
     if offline or offline_requested():
+        from .offline import answer_offline
+
         why = "offline mode (HF_HUB_OFFLINE)" if not offline else "offline mode was requested"
         return answer_offline(ref, why, read_headers)
+    from .resolver import resolve_online
     from ..progress import progress
     try:
         with progress("hub", quiet=quiet) as shown:
@@ -59,6 +60,7 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
                                   read_headers)
     except HubUnreachable as exc:
         from ..textsafe import safe
+        from .offline import answer_offline
 
         reason = safe(f"the Hub could not be reached ({exc.message})", keep_newlines=False)
         return answer_offline(ref, reason, read_headers)
