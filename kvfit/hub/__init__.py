@@ -52,8 +52,8 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
 
         why = "offline mode (HF_HUB_OFFLINE)" if not offline else "offline mode was requested"
         return answer_offline(ref, why, read_headers)
-    from .resolver import resolve_online
     from ..progress import progress
+    from .resolver import resolve_online
     try:
         with progress("hub", quiet=quiet) as shown:
             return resolve_online(ref, HubClient(timeout=timeout, progress=shown, started=started),
