@@ -10,7 +10,6 @@ intermediate number is bounded, so a hostile spec cannot hang or exhaust memory.
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import operator
 import threading
@@ -215,6 +214,8 @@ def _check_node(node: ast.AST, known) -> None:
 
 
 def _suggest(name: str, known) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     listed = ", ".join(sorted(known)[:12])
     lead = f"did you mean '{close[0]}'? " if close else ""

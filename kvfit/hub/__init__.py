@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .reference import Reference, parse_reference
-
 if TYPE_CHECKING:
     from ..metadata import Metadata
+    from .reference import Reference, parse_reference
 
 __all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
+
+
+def __getattr__(name: str):
+    """Reference and parse_reference load on first use (a local plan imports kvfit.hub's
+    weight-file helpers but never parses a Hub reference)."""
+    if name in ("Reference", "parse_reference"):
+        from . import reference
+
+        return getattr(reference, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
