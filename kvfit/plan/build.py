@@ -48,6 +48,7 @@ class Model:
     declared: int | None = None
     rope: object = None
     memo: dict = field(default_factory=dict, repr=False)
+    per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
     judge: object = None            # kvfit.plan.constraints.Judge: the engines' layout rules
 
     def at(self, ctx: int) -> list:
