@@ -1,5 +1,5 @@
-"""What a plan process loads: a local plan loads no subprocess machinery, no difflib and no
-Hub reference parser; an engine plan with no engine installed reads no distribution metadata
+"""What a plan process loads: a local plan loads no subprocess machinery, no difflib, no Hub
+reference parser and no --help text (wrapping its examples was a tenth of a plan); an engine plan with no engine installed reads no distribution metadata
 (importlib.metadata scans every installed package). Processes are inspected, never timed."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_a_local_plan_loads_only_what_it_uses(tmp_path):
     loaded = _loaded(tmp_path, *PLAN)
     assert "kvfit.state.evaluate" in loaded                     # it did plan
     for module in ("subprocess", "difflib", "kvfit.hub.reference", "huggingface_hub",
-                   "kvfit.hub.resolver"):
+                   "kvfit.hub.resolver", "kvfit.cli.helptext"):    # helptext: --help only
         assert module not in loaded, module
 
 
