@@ -1,6 +1,7 @@
 """What a plan process loads: a local plan loads no subprocess machinery, no difflib, no Hub
-reference parser and no --help text (wrapping its examples was a tenth of a plan); an engine plan with no engine installed reads no distribution metadata
-(importlib.metadata scans every installed package). Processes are inspected, never timed."""
+reference parser and no --help text (wrapping its examples was a tenth of a plan); an engine
+plan with no engine installed reads no distribution metadata (importlib.metadata scans every
+installed package). Processes are inspected, never timed."""
 
 from __future__ import annotations
 
