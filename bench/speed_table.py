@@ -36,7 +36,9 @@ PLAN = [QWEN, "--context", "32k", "--hardware", "h100-80", "--gpus", "2", "--wei
 LOG = "tests/fixtures/engine_logs/vllm-0.19.0-llama-3.1-8b-instruct-h100-tp1.log"
 LLAMA = "tests/fixtures/model-configs/meta-llama--Llama-3.1-8B"
 KV = [sys.executable, "-m", "kvfit"]
-HUB = ["kvfit-test/tiny-qwen3", "--context", "32k", "--hardware", "h100-80"]
+# --timeout: the Hub budget counts from process start, and a loaded machine compiling every
+# module from source (bytecode off) can spend most of the default 10 s before the first request.
+HUB = ["kvfit-test/tiny-qwen3", "--context", "32k", "--hardware", "h100-80", "--timeout", "120"]
 # Qwen3-32B with 700 GiB of weights on DGX H100: TP=16 on 2 nodes answers (cross-domain) and no
 # node-local layout ever fits, the case where the search used to walk on to --max-nodes; with
 # 100,000 users no count fits at all (the walk to N is the answer's own work).
