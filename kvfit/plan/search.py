@@ -4,7 +4,9 @@ For each system family, node counts 1..N are tried in order and every layout is 
 on each (plain TP x DP across any fabric; attention-DP + EP groups inside one scale-up
 domain). The first count whose best layout (any fabric) meets the target is the candidate;
 it states its best node-local layout and its best layout on any fabric, so a cross-domain
-result never passes for a validated local one. A family is "incompatible" when the model
+result never passes for a validated local one. Past the candidate, the smallest count with a
+node-local fit is found by doubling and bisection where such a fit only grows with nodes
+(plain TP x DP), else by walking on. A family is "incompatible" when the model
 cannot be placed on it at all (no valid layout, or a 4-bit cache format the accelerator
 lacks), and has "no candidate" when layouts exist but none reaches the target within N.
 """
