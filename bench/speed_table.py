@@ -11,12 +11,37 @@ touches every case alike), in two modes:
   --compile-bytecode).
 
 Cases marked "empty cache" get a new empty KVFIT_CACHE_DIR for every run (the first run
-ever on a machine); the others share one cache warmed by a first run. The Hub is never
-contacted (HF_HUB_OFFLINE=1; the catalog case uses kvfit's pinned catalog). The table gives
-median milliseconds and the ratio to the bare interpreter start measured in the same go,
-then the ratios the speed issue asks about. --root measures another checkout of kvfit (for
-a before/after table): the commands run from there with `python -m kvfit`.
-Nothing here asserts a time; tests never do.
+ever on a machine); the others share one cache warmed by a first run. The real Hub is never
+contacted: the "hub" cases talk to the local test hub (tests/hubserver, started here on
+127.0.0.1) and count its requests; the rest run with HF_HUB_OFFLINE=1. Each child is timed by
+a small launcher (wall from its start, cpu and peak RSS from os.wait4). The table gives
+medians, the ratio to the bare interpreter start measured in the same go, then the ratios
+the speed issue asks about. --root measures another checkout of kvfit (for a before/after
+table): the commands run from there with `python -m kvfit`.
+Nothing here asserts a time; tests never do (request counts are asserted in tests/hub).
+
+Last run (2026-12-01, 2 cores shared with other jobs, load average 11 during both runs, so
+wall times are ~3x cpu and the ratios to the 12 ms-cpu bare interpreter are inflated;
+--runs 5). Before: main at 041fbe5; after: branch speed. Bytecode on, ratios of medians:
+
+    ratio                           bar    before   after
+    first run ever / warm plan      2       0.93    0.94
+    specs check cold / warm         2       0.97    1.13
+    hub warm branch / local plan    1.5     2.60    2.50   (cpu 483 -> 394 ms; local 182 -> 151)
+    hub cold / local plan           2       3.27    2.26
+    hub peak RSS / local plan       1.3     1.78    1.59   (41.9 -> 36.0 MiB; local 23.5 / 22.7)
+    warm plan / python -c pass      8      12.74   13.30   (cpu 182 -> 151 ms; 10.0 at load 0.4)
+    bundled audit cpu / one plan    3       9.98    2.69   (2,109 -> 486 ms cpu)
+    --engine vllm / plain plan      1.3     1.27    1.03
+    explain-log / plain plan        1.3     1.01    0.91
+    search N=1024 / N=8             2       7.56    1.15
+    search never fits 1024 / 8      -       7.90    5.16   (every count is the answer's work)
+    4 hub models audit, requests    8       10      10     (pinned: 0 and 0)
+
+The Hub path's floor is huggingface_hub's own imports (httpx2, which reads its version with
+importlib.metadata, and the token helpers' yaml and filelock): kvfit no longer imports the
+library's hf_api or file_download. An indexed checkpoint needs 3 requests cold (sha and file
+sizes, config.json, the index), so 4 models make 10, not 8.
 """
 
 from __future__ import annotations
