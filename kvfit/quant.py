@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvfit.errors import ConfigError
-from kvfit.metadata import Metadata
+from kvfit.metadata import Metadata, once
 from kvfit.quant_floors import _FLOORS, runtime_floor
 
 # Nominal bits per stored weight element, scales excluded. AWQ kernels are 4-bit (a declared
@@ -351,13 +351,9 @@ def summarize(meta: Metadata) -> QuantSummary:
     """Summarise meta's quantization declarations (weights, KV cache, runtime floor in GiB);
     ConfigError when a declaration is malformed (wrong types, unknown KV spelling).
 
-    Computed once per Metadata object (a plan asks several times; an NVFP4 checkpoint's
-    exclusion list can hold thousands of module names)."""
-    cached = getattr(meta, "_kvfit_quant_summary", None)
-    if cached is None:
-        cached = _summarize(meta)
-        object.__setattr__(meta, "_kvfit_quant_summary", cached)   # Metadata is frozen
-    return cached
+    Computed once per checkpoint read (kvfit.metadata.once: a plan asks several times; an
+    NVFP4 checkpoint's exclusion list can hold thousands of module names)."""
+    return once(meta, ("quant summary",), lambda: _summarize(meta))
 
 
 def _summarize(meta: Metadata) -> QuantSummary:

@@ -106,11 +106,20 @@ def parse_engine(text: str) -> tuple[str, str | None]:
 
 
 def installed_version(engine: str) -> str | None:
-    """The engine's installed distribution version in this environment, without importing it."""
+    """The engine's installed distribution version in this environment, without importing it.
+
+    When no module of that name can be found, nothing is installed to ask about, and the
+    distribution metadata (importlib.metadata, a scan of every installed package, most of an
+    engine plan's extra time) is not read."""
+    from importlib.util import find_spec
+
+    package = load_spec(engine)["package"]
+    if find_spec(package.replace("-", "_")) is None:
+        return None
     from importlib import metadata
 
     try:
-        return metadata.version(load_spec(engine)["package"])
+        return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
 
