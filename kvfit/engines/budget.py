@@ -54,9 +54,12 @@ def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> dict:
     if not vocab:
         vocab = int(rules.est("activation_vocab_fallback"))
         names.append("activation_vocab_fallback")
-    logits = min(max_num_seqs, mnbt) * vocab * 4 / GIB
+    logits = min(max_num_seqs, mnbt) * vocab * 4 / GIB if inp.sampler else 0.0
     value = rules.est("activation_base_gib") + rules.est("activation_logits_copies") * logits
-    return num(int(value * GIB), rules.est_basis(*names), logits_gib=round(logits, 5),
+    basis = rules.est_basis(*names) + ("" if inp.sampler else "; no sampler logits on this "
+                                       "pipeline stage (vllm/v1/worker/gpu_model_runner.py:6139:"
+                                       " only the last PP rank samples)")
+    return num(int(value * GIB), basis, logits_gib=round(logits, 5),
                note=rules.estimates["activation_base_gib"].get("note"))
 
 

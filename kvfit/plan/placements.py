@@ -19,6 +19,7 @@ from .layouts import (
     tp_candidates,
     tp_problems,
 )
+from .pp_layouts import check_request, dcp_problems, pp_layout
 
 GIB, MIB = 1024**3, 1024**2
 OTHER_BASIS = {"visible": "nominal", "nominal": "visible", "free": "visible"}
@@ -86,16 +87,25 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
     """Every layout on `topo` at context `ctx` (default the plan's): plain TP x DP, plus
     attention-DP + EP when asked for, each judged by the plan's one capacity model."""
     ctx = m.ctx if ctx is None else ctx
-    if req.tp is not None and (req.tp < 1 or topo.gpus % req.tp):
+    pp = check_request(req, topo)
+    if req.tp is not None and (req.tp < 1 or (topo.gpus // pp) % req.tp):
         where = (f"--gpus {topo.gpus}" if topo.system is None
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
+        where += f" / --pp {pp}" if pp > 1 else ""
         raise UsageError(f"--tp {req.tp} must divide {where}.")
     judge = m.judge
-    out = [layout(t, topo, m.weights.bytes, comps, b, required,
-                  tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems),
-                  _verdict(judge, t, t).extra_bytes)
-           for t in tp_candidates(topo.gpus, req.tp)
-           if req.dp is None or req.parallelism != "tp" or topo.gpus // t == req.dp]
+
+    def one(t):
+        problems = tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems)
+        problems += dcp_problems(req, t)
+        if pp > 1:
+            return pp_layout(t, pp, topo, m, comps, b, required, problems,
+                             _verdict(judge, t, t).extra_bytes, req.pp_layer_partition)
+        return layout(t, topo, m.weights.bytes, comps, b, required, problems,
+                      _verdict(judge, t, t).extra_bytes)
+
+    out = [one(t) for t in tp_candidates(topo.gpus // pp, req.tp)
+           if req.dp is None or req.parallelism != "tp" or topo.gpus // (t * pp) == req.dp]
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
         out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
