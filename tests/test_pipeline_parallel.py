@@ -153,3 +153,15 @@ def test_qwen36_mtp_draft_layer_keeps_kv_and_sits_on_the_last_stage():
     assert comps["kv-mtp"]["bytes_per_sequence"] == 67_108_864
     st = _layout(r, "tp1pp2")["pipeline"]["stages"]
     assert "kv-mtp" in st[1]["components"] and "kv-mtp" not in st[0]["components"]
+
+
+def test_pp_report_matches_the_published_schema():
+    import json
+
+    import jsonschema
+
+    schema = json.loads((FIXTURES.parent.parent / "schemas" / "report.schema.json").read_text())
+    code, r = run_json(LLAMA, "--offline", "--hardware", "h100-80", "--gpus", "4", "--context",
+                       "8k", "--pp", "2", "--weight-gib", "16", "--engine", "vllm@0.33.0")
+    jsonschema.validate(r, schema)
+    assert all(x["pp"] == 2 and x["pipeline"]["stages"] for x in r["layouts"])

@@ -96,6 +96,24 @@ def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> dict:
                graphs=n_piece + n_full)
 
 
+def regime_check(rules, inp: Inputs, names: list[str]) -> dict:
+    """Whether this prediction lies inside the regime the fitted constants `names` were fitted
+    in (engine version, GPU, TP size: specs/engines/*.yaml `regime`), and if not, where not."""
+    reg = rules.regime(*names)
+    outside = []
+    here = f"{rules.engine} {rules.version}"
+    if reg["engines"] and here not in reg["engines"]:
+        outside.append(f"{here} (fitted on {', '.join(reg['engines'])})")
+    if reg["hardware"] and inp.device and inp.device not in reg["hardware"]:
+        outside.append(f"GPU {inp.device} (fitted on {', '.join(reg['hardware'])})")
+    if reg["tp"] and inp.tp not in reg["tp"]:
+        outside.append(f"TP {inp.tp} (fitted at TP {'/'.join(map(str, reg['tp']))})")
+    note = ("inside the fitted regime" if not outside else "outside the fitted regime: " +
+            "; ".join(outside) + ": the non-KV terms are extrapolated")
+    return {"inside": not outside, "outside": outside, "regime": reg, "note": note,
+            "constants": list(names)}
+
+
 def ceil_bytes(x: float) -> int:
     """Whole bytes, rounded up."""
     return int(math.ceil(x))

@@ -63,6 +63,9 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
                     "753-757 (requested - weights - activation peak - non-torch"
                     + (" - CUDA-graph estimate)" if charged else ")"))
     out["available_kv_bytes"] = avail
+    out["fitted_regime"] = budget.regime_check(rules, inp, [
+        "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
+        "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"])
     ctx = budget.context_overhead(rules, inp.tp)
     out["free_at_start_bytes"] = num(None if total["value"] is None else
                                      total["value"] - ctx["value"], ctx["basis"])
