@@ -136,15 +136,6 @@ def test_bad_pipeline_requests_exit_2(extra):
     assert code == 2 and "Traceback" not in err and err.strip()
 
 
-def test_dcp_must_divide_tp():
-    # vllm/config/parallel.py:594-600: DCP reuses the TP ranks, tp % dcp == 0
-    code, r = run_json(LLAMA, "--offline", "--hardware", "h100-80", "--gpus", "4", "--context",
-                       "8k", "--weight-gib", "16", "--decode-context-parallel-size", "4")
-    bad = {x["tp"]: x for x in r["layouts"]}
-    assert not bad[2]["valid"] and "decode-context-parallel-size 4" in bad[2]["reason"]
-    assert bad[4]["valid"]
-
-
 def test_qwen36_mtp_draft_layer_keeps_kv_and_sits_on_the_last_stage():
     code, r = run_json(QWEN36, "--offline", "--hardware", "h100-80", "--gpus", "2", "--context",
                        "32k", "--mtp", "--pp", "2", "--weight-gib", "67")

@@ -19,7 +19,7 @@ from .layouts import (
     tp_candidates,
     tp_problems,
 )
-from .pp_layouts import check_request, dcp_problems, pp_layout
+from .pp_layouts import check_request, dcp_components, dcp_problems, dcp_size, pp_layout
 
 GIB, MIB = 1024**3, 1024**2
 OTHER_BASIS = {"visible": "nominal", "nominal": "visible", "free": "visible"}
@@ -94,14 +94,15 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
         where += f" / --pp {pp}" if pp > 1 else ""
         raise UsageError(f"--tp {req.tp} must divide {where}.")
     judge = m.judge
+    per_rank = dcp_components(comps, dcp_size(req))   # the static bound's state under DCP
 
     def one(t):
         problems = tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems)
-        problems += dcp_problems(req, t)
+        problems += dcp_problems(req, t, comps)
         if pp > 1:
-            return pp_layout(t, pp, topo, m, comps, b, required, problems,
+            return pp_layout(t, pp, topo, m, per_rank, b, required, problems,
                              _verdict(judge, t, t).extra_bytes, req.pp_layer_partition)
-        return layout(t, topo, m.weights.bytes, comps, b, required, problems,
+        return layout(t, topo, m.weights.bytes, per_rank, b, required, problems,
                       _verdict(judge, t, t).extra_bytes)
 
     out = [one(t) for t in tp_candidates(topo.gpus // pp, req.tp)

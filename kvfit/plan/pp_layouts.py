@@ -8,6 +8,8 @@ of all workers, vllm/v1/core/kv_cache_planning.py:1580-1595).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import UsageError
 from .layouts import Budget, capacity
 from .stages import SPLIT_RULE, stages
@@ -68,7 +70,12 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
             "pipeline": {"stages": rows, "binding_stage": bind["stage"],
                          "split_rule": SPLIT_RULE if partition is None else
                          f"user: --pp-layer-partition {partition} (vLLM VLLM_PP_LAYER_PARTITION)",
-                         "weights_basis": m.edge.get("basis"),
+                         "weights_basis": (m.edge.get("basis") or "") + (
+                             "; the MTP draft's weights are split like the rest, though vLLM "
+                             "loads the draft on the last stage (gpu_model_runner.py:594-598) "
+                             "and shares its embedding and head with the target only at PP=1 "
+                             "(llm_base_proposer.py _maybe_share_embeddings)"
+                             if m.names.get("mtp") else ""),
                          "note": "per_rank is the binding stage's: the replica admits what its "
                                  "fullest stage admits (vllm/v1/core/kv_cache_planning.py:"
                                  "1580-1595)"}}
@@ -83,15 +90,47 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
     return out | {"sequences_per_replica": out["sequences_per_group"]}
 
 
-def dcp_problems(req, tp: int) -> list[str]:
-    """vLLM's decode-context-parallel size must divide the TP size
-    (vllm/config/parallel.py:594-600: DCP reuses the TP ranks)."""
+def dcp_size(req) -> int:
+    """vLLM's --decode-context-parallel-size of the request (1 without it), validated."""
     dcp = (req.engine_flags or {}).get("decode_context_parallel_size")
-    if dcp is None or dcp == 1:
-        return []
+    if dcp is None:
+        return 1
     if isinstance(dcp, bool) or not isinstance(dcp, int) or dcp < 1:
         raise UsageError(f"--decode-context-parallel-size {dcp!r} must be a whole number >= 1.")
+    return dcp
+
+
+def dcp_problems(req, tp: int, comps) -> list[str]:
+    """Why vLLM refuses this DCP size at TP=`tp` (empty when it starts): DCP reuses the TP
+    ranks, so it divides TP (vllm/config/parallel.py:594-600); with GQA/MQA it needs TP above
+    the KV heads and at most TP // KV heads ranks (vllm/config/model.py:1578-1598)."""
+    dcp = dcp_size(req)
+    if dcp == 1:
+        return []
+    out = []
     if tp % dcp:
-        return [f"TP={tp} is not divisible by --decode-context-parallel-size {dcp} (vLLM "
-                "config/parallel.py:594-600: DCP reuses the TP ranks)"]
-    return []
+        out.append(f"TP={tp} is not divisible by --decode-context-parallel-size {dcp} (vLLM "
+                   "config/parallel.py:594-600: DCP reuses the TP ranks)")
+    heads = [c.heads for c in comps if c.kind == "full" and c.heads]
+    if heads and not any(c.kind == "latent" for c in comps):
+        h = max(heads)
+        if tp <= h or dcp > tp // h:
+            out.append(f"--decode-context-parallel-size {dcp} with {h} KV heads needs TP > {h} "
+                       f"and DCP <= TP // {h} (vLLM config/model.py:1578-1598)")
+    return out
+
+
+def dcp_components(comps, dcp: int) -> list:
+    """The state one rank keeps under DCP: every full-attention and latent layer's tokens are
+    split over the DCP ranks (ceil(len / dcp) per rank, vllm/v1/kv_cache_interface.py:643-648);
+    other state is unchanged."""
+    if dcp == 1:
+        return comps
+    out = []
+    for c in comps:
+        if c.kind in ("full", "latent"):
+            entries = -(-c.entries_per_layer // dcp)
+            c = replace(c, entries_per_layer=entries,
+                        bytes_per_sequence=c.layers * entries * c.bytes_per_entry)
+        out.append(c)
+    return out
