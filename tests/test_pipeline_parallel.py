@@ -156,3 +156,21 @@ def test_pp_report_matches_the_published_schema():
                        "8k", "--pp", "2", "--weight-gib", "16", "--engine", "vllm@0.33.0")
     jsonschema.validate(r, schema)
     assert all(x["pp"] == 2 and x["pipeline"]["stages"] for x in r["layouts"])
+
+
+def test_pp_is_suggested_where_it_changes_the_answer():
+    # Llama-3.1-405B (catalog config: 126 layers, 8 KV heads x 128, vocab 128,256, hidden
+    # 16,384, untied), 756 GiB stated, 16 x H100 at 128k, 4 users.
+    # TP=16: 8 KV heads < 16, each rank keeps 1 head: 126 x 131,072 x (2 x 128 x 2 B) =
+    # 8,455,716,864 B per sequence; weights 756 GiB / 16 = 50,734,301,184 B;
+    # (76,968,728,985 - 50,734,301,184) // 8,455,716,864 = 3 < 4: no fit.
+    # TP=8 x PP=2: 63 layers per stage; stage weights = the other weights / 2 + the embedding
+    # (or head) = 405,874,409,472 B, / 8 = 50,734,301,184 B per rank; state 63 x 131,072 x
+    # 512 = 4,227,858,432 B; (76,968,728,985 - 50,734,301,184) // 4,227,858,432 = 6
+    code, r = run_json("meta-llama/Llama-3.1-405B", "--offline", "--hardware", "h100-80",
+                       "--gpus", "16", "--context", "128k", "--concurrent-users", "4",
+                       "--weight-gib", "756")
+    assert code == 1 and r["recommended"]["max_sequences"] == 3
+    pp = next(s for s in r["suggestions"] if s["change"] == "pp")
+    assert pp["flags"] == "--pp 2" and pp["layout"] == "TP=8 x PP=2 x DP=1"
+    assert pp["max_sequences"] == (BUDGET - 50_734_301_184) // 4_227_858_432 == 6
