@@ -174,3 +174,25 @@ def test_pp_is_suggested_where_it_changes_the_answer():
     pp = next(s for s in r["suggestions"] if s["change"] == "pp")
     assert pp["flags"] == "--pp 2" and pp["layout"] == "TP=8 x PP=2 x DP=1"
     assert pp["max_sequences"] == (BUDGET - 50_734_301_184) // 4_227_858_432 == 6
+
+
+@pytest.mark.parametrize("extra", [
+    ("--pp", "0"), ("--pp", "-2"),
+])
+def test_nonpositive_pp_exits_2(extra):
+    code, out, err = run_cli(LLAMA, "--offline", "--hardware", "h100-80", "--gpus", "2",
+                             "--context", "8k", "--weight-gib", "16", *extra)
+    assert code == 2 and "--pp" in err and "Traceback" not in err
+
+
+def test_pp_without_hardware_exits_2():
+    code, out, err = run_cli(LLAMA, "--offline", "--context", "8k", "--pp", "2")
+    assert code == 2 and "need --hardware" in err
+
+
+def test_min_gpus_with_pp_counts_whole_pipelines():
+    # 1 GPU cannot hold PP=2: the search starts at 2 GPUs (TP=1 x PP=2), which holds
+    # (76,968,728,985 - 8 GiB) // 2 GiB per sequence at 32k = 31 >= 1
+    code, r = run_json(LLAMA, "--offline", "--hardware", "h100-80", "--context", "32k",
+                       "--pp", "2", "--weight-gib", "16", "--min-gpus")
+    assert code == 0 and r["inverse"]["min_gpus"] == 2

@@ -244,8 +244,8 @@ def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -
     ctx = m.ctx if ctx is None else ctx
     comps = m.at(ctx)
     if topo is None:
-        if req.gpus is not None or req.tp is not None:
-            raise UsageError("--gpus and --tp need --hardware (or --system).")
+        if req.gpus is not None or req.tp is not None or req.pp is not None:
+            raise UsageError("--gpus, --tp and --pp need --hardware (or --system).")
         return {"target": t, "hardware": None, "layouts": [], "recommended": None,
                 "best_scale_up_local": None, "best_any_fabric": None, "fits": None,
                 "placement_notes": []}

@@ -18,7 +18,7 @@ from .systems import placement
 
 def check_request(req, topo) -> int:
     """The request's PP size (1 without --pp), validated against the topology."""
-    pp = req.pp or 1
+    pp = 1 if req.pp is None else req.pp
     if req.pp_layer_partition is not None and pp == 1:
         raise UsageError("--pp-layer-partition needs --pp N (N > 1).")
     if isinstance(pp, bool) or not isinstance(pp, int) or not 1 <= pp <= 4096:

@@ -48,6 +48,8 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> d
         topo = systems.of_system(system, n)
         if req.tp is not None and topo.gpus % req.tp:
             continue
+        if req.pp is not None and topo.gpus % (req.pp * (req.tp or 1)):
+            continue
         _, out, hw = placements.run_topology(req, m, topo, m.comps, required, basis)
         anyf, local = out["best_any_fabric"], out["best_scale_up_local"]
         valid = valid or anyf is not None
