@@ -13,7 +13,7 @@ _NUM = (int, float)
 ROOT_KEYS = {
     "model": str, "revision": str, "context": (int, str), "kv_dtype": str, "index_dtype": str,
     "weight_gib": _NUM, "allow_context_overflow": bool, "hardware": str, "gpus": int,
-    "tp": (int, str), "utilization": _NUM, "runtime_reserve_gib": _NUM,
+    "tp": (int, str), "pp": int, "pp_layer_partition": str, "utilization": _NUM, "runtime_reserve_gib": _NUM,
     "concurrent_users": int, "active_sequences_per_user": int, "memory_basis": str,
     "cache_layout": str, "mtp": bool, "offline": bool, "timeout": _NUM, "verify_headers": bool,
     "system": str, "nodes": int, "systems": list, "max_nodes": int, "parallelism": str,

@@ -54,9 +54,12 @@ def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> dict:
     if not vocab:
         vocab = int(rules.est("activation_vocab_fallback"))
         names.append("activation_vocab_fallback")
-    logits = min(max_num_seqs, mnbt) * vocab * 4 / GIB
+    logits = min(max_num_seqs, mnbt) * vocab * 4 / GIB if inp.sampler else 0.0
     value = rules.est("activation_base_gib") + rules.est("activation_logits_copies") * logits
-    return num(int(value * GIB), rules.est_basis(*names), logits_gib=round(logits, 5),
+    basis = rules.est_basis(*names) + ("" if inp.sampler else "; no sampler logits on this "
+                                       "pipeline stage (vllm/v1/worker/gpu_model_runner.py:6139:"
+                                       " only the last PP rank samples)")
+    return num(int(value * GIB), basis, logits_gib=round(logits, 5),
                note=rules.estimates["activation_base_gib"].get("note"))
 
 
@@ -91,6 +94,24 @@ def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> dict:
     mib = rules.est("cudagraph_first_mib") + rules.est("cudagraph_per_graph_mib") * graphs
     return num(int(mib * MIB), rules.est_basis("cudagraph_first_mib", "cudagraph_per_graph_mib"),
                graphs=n_piece + n_full)
+
+
+def regime_check(rules, inp: Inputs, names: list[str]) -> dict:
+    """Whether this prediction lies inside the regime the fitted constants `names` were fitted
+    in (engine version, GPU, TP size: specs/engines/*.yaml `regime`), and if not, where not."""
+    reg = rules.regime(*names)
+    outside = []
+    here = f"{rules.engine} {rules.version}"
+    if reg["engines"] and here not in reg["engines"]:
+        outside.append(f"{here} (fitted on {', '.join(reg['engines'])})")
+    if reg["hardware"] and inp.device and inp.device not in reg["hardware"]:
+        outside.append(f"GPU {inp.device} (fitted on {', '.join(reg['hardware'])})")
+    if reg["tp"] and inp.tp not in reg["tp"]:
+        outside.append(f"TP {inp.tp} (fitted at TP {'/'.join(map(str, reg['tp']))})")
+    note = ("inside the fitted regime" if not outside else "outside the fitted regime: " +
+            "; ".join(outside) + ": the non-KV terms are extrapolated")
+    return {"inside": not outside, "outside": outside, "regime": reg, "note": note,
+            "constants": list(names)}
 
 
 def ceil_bytes(x: float) -> int:

@@ -68,6 +68,7 @@ ALIASES = [
     ("--tensor-parallel-size", int, "vllm", "tp", "vLLM's spelling of --tp (with "
      "--enable-expert-parallel: the attention TP of each DP rank)"),
     ("--tp-size", int, "sglang", "tp", "SGLang's spelling of --tp"),
+    ("--pipeline-parallel-size", int, "vllm", "pp", "vLLM's spelling of --pp"),
     ("--data-parallel-size", int, "vllm", "dp", "vLLM: DP replicas (with "
      "--enable-expert-parallel: DP ranks of one expert-parallel group)"),
     ("--dp-size", int, "sglang", "dp", "SGLang: DP replicas (with --enable-dp-attention: "

@@ -22,6 +22,7 @@ class Launch:
     under attention-DP); dp: replicas (or model groups); attention_dp / attention_tp: the
     attention-DP split; hosts: hosts the deployment spans; utilization: vLLM's
     --gpu-memory-utilization; mem_fraction: SGLang's --mem-fraction-static (None: omitted);
+    pp / pp_partition: pipeline stages and vLLM's VLLM_PP_LAYER_PARTITION (None: even split);
     mtp: speculative (MTP) tokens per step (0: none); index_dtype: the sparse-indexer cache
     dtype in the engine's spelling (None: the engine's default); rope_override: the config
     override JSON for a stated RoPE scaling (kvfit.plan.rope); flags: further engine flags.
@@ -33,6 +34,8 @@ class Launch:
     revision: str | None = None
     parallelism: str = "tp"
     tp: int = 1
+    pp: int = 1
+    pp_partition: str | None = None
     dp: int = 1
     attention_dp: int | None = None
     attention_tp: int | None = None
@@ -86,6 +89,8 @@ def _pieces(rules, spec: Launch, fill: dict) -> str:
     names = [spec.parallelism if spec.parallelism in pieces else "tp"]
     if spec.parallelism == "tp" and spec.dp > 1 and "dp" in pieces:
         names.append("dp")
+    if spec.pp > 1 and "pp" in pieces:
+        names.append("pp")
     names += [n for n, on in (("revision", spec.revision), ("utilization",
               spec.utilization is not None), ("mem_fraction", spec.mem_fraction is not None),
               ("mtp", spec.mtp > 0), ("index_dtype", spec.index_dtype),
@@ -96,8 +101,8 @@ def _pieces(rules, spec: Launch, fill: dict) -> str:
 def _hosts(rules, spec: Launch, fill: dict, one: str) -> tuple[list[dict], list[str]]:
     """What each host runs when the deployment spans several hosts."""
     cmds, pieces = rules.commands, rules.commands.get("layout_flags", {})
-    per_host = spec.tp * spec.dp // spec.hosts
-    wide = spec.tp > per_host
+    per_host = spec.tp * spec.pp * spec.dp // spec.hosts
+    wide = spec.tp * spec.pp > per_host
     node = pieces.get("nodes")
     if cmds.get("multinode") == "global" or wide:
         if node is None:
@@ -127,7 +132,7 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
     rules, how = resolve_rules(engine, version)
     spellings = {e["spelling"] for e in rules.dtypes}
     kv = spec.kv_dtype if spec.kv_dtype in spellings else engine_spelling(rules, spec.kv_dtype)
-    fill = {"model": shlex.quote(spec.model), "tp": spec.tp, "dp": spec.dp,
+    fill = {"model": shlex.quote(spec.model), "tp": spec.tp, "pp": spec.pp, "dp": spec.dp,
             "context": spec.context, "kv_dtype": kv, "port": spec.port,
             "attention_dp": spec.attention_dp, "attention_tp": spec.attention_tp, "ep": spec.tp,
             "revision": spec.revision, "utilization": f"{spec.utilization:g}" if
@@ -141,7 +146,14 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
     fill["flags"] = _flag_text(rules, spec.flags)
     cmds = rules.commands
     one = cmds["launch"].format(**fill)
+    if spec.pp > 1 and spec.pp_partition:      # vllm/distributed/utils.py:214-223
+        one = f"VLLM_PP_LAYER_PARTITION={shlex.quote(spec.pp_partition)} {one}"
+    if spec.pp > 1 and "pp" not in cmds.get("layout_flags", {}):
+        notes_pp = [f"{rules.engine} {rules.version}: kvfit has no pipeline-parallel spelling"]
+    else:
+        notes_pp = []
     hosts, notes = _hosts(rules, spec, fill, one) if spec.hosts > 1 else ([], [])
+    notes += notes_pp
     note = cmds.get("layout_notes", {}).get(spec.parallelism)
     if note:
         notes.append(note.format(**fill))

@@ -42,7 +42,10 @@ class Inputs:
       converts it to its --mem-fraction-static (None: the engine's own default);
     capability: the GPU's CUDA compute capability ("9.0"; None: unknown); kv_bytes: bytes per
       KV value of the cache (the MLA backend, hence the block size, depends on both);
-    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default).
+    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default);
+    stages: pipeline stages, each {"components", "weights_bytes_per_rank", "last", "layers"}
+      (None: no pipeline parallelism; vLLM only, kvfit.engines.vllm_pp);
+    sampler: False on a PP stage that is not the last (no sampler logits in its profiling run).
     """
 
     components: list
@@ -65,6 +68,8 @@ class Inputs:
     capability: str | None = None
     index_dtype: str | None = None
     kv_bytes: float | None = None
+    stages: list | None = None
+    sampler: bool = True
 
     @property
     def latent(self) -> bool:

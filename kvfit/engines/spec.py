@@ -76,9 +76,23 @@ class Rules:
         return self.estimates[name]["value"]
 
     def est_basis(self, *names: str) -> str:
-        """'estimate (fitted to N logs): ...' naming the constants used."""
+        """'estimate (fitted to N logs of <versions> on <hardware>, TP ..; constants ..)'."""
         logs = sorted({s for n in names for s in self.estimates[n]["fitted_on"]})
-        return f"estimate (fitted to {len(logs)} logs; constants {', '.join(names)})"
+        reg = self.regime(*names)
+        where = ""
+        if reg["engines"] or reg["hardware"]:
+            where = (f" of {', '.join(reg['engines']) or 'a hardware spec'} on "
+                     f"{', '.join(reg['hardware'])}" +
+                     (f", TP {'/'.join(map(str, reg['tp']))}" if reg["tp"] else ""))
+        return f"estimate (fitted to {len(logs)} logs{where}; constants {', '.join(names)})"
+
+    def regime(self, *names: str) -> dict:
+        """The union of the fitted regimes (engine versions, hardware, TP) of `names`."""
+        out: dict = {"engines": set(), "hardware": set(), "tp": set()}
+        for n in names:
+            for k in out:
+                out[k] |= set(self.estimates[n].get("regime", {}).get(k, ()))
+        return {k: sorted(v) for k, v in out.items()}
 
 
 @cache

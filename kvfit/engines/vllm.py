@@ -10,6 +10,7 @@ request a request needs 1,024 blocks -> 29,751 / 1,024 = 29.05x concurrency.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
@@ -62,6 +63,9 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
                     "753-757 (requested - weights - activation peak - non-torch"
                     + (" - CUDA-graph estimate)" if charged else ")"))
     out["available_kv_bytes"] = avail
+    out["fitted_regime"] = budget.regime_check(rules, inp, [
+        "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
+        "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"])
     ctx = budget.context_overhead(rules, inp.tp)
     out["free_at_start_bytes"] = num(None if total["value"] is None else
                                      total["value"] - ctx["value"], ctx["basis"])
@@ -206,6 +210,12 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     align = bool(prefix) and hybrid is not None
     grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
                            bs["value"] if align else L)
+    pipeline = None
+    if inp.stages:                   # PP: each stage's own pool; the smallest binds
+        from .vllm_pp import stage_pools
+        pipeline = stage_pools(memory, rules, flags, inp, grouping, seqs, mnbt)
+        mem = pipeline["memory"]
+        grouping = replace(grouping, bytes_per_block=pipeline["bytes_per_block"])
     out = {"max_model_len": _setting(flags, "max_model_len", L, "plan: the context"),
            "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt, batch_basis),
            "max_num_seqs": _setting(flags, "max_num_seqs", seqs, batch_basis),
@@ -228,6 +238,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
     out["refusal"] = refusal(rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
     out["warnings"] = [_COMPRESSED] if any(p.family == "compressed" for p in pages) else []
+    if pipeline is not None:
+        out["pipeline_stages"] = pipeline["section"]
     return out
 
 

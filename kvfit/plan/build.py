@@ -50,6 +50,8 @@ class Model:
     memo: dict = field(default_factory=dict, repr=False)
     per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
     judge: object = None            # kvfit.plan.constraints.Judge: the engines' layout rules
+    n_layers: int = 0               # decoder layers (what pipeline stages split)
+    edge: dict = field(default_factory=dict)   # embedding / LM-head bytes (kvfit.plan.stages)
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""
@@ -211,6 +213,9 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
         flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)
     if req.utilization is not None and req.engine == "vllm":
         flags["gpu_memory_utilization"] = req.utilization
+    if req.mtp and not flags.get("num_speculative_tokens"):
+        from .launch import mtp_tokens
+        flags["num_speculative_tokens"] = mtp_tokens(req, res.fields)
     if stated:
         u, basis = req.utilization, "user"
     elif req.engine == "vllm":
@@ -277,6 +282,9 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)
+    if (req.pp or 1) > 1:
+        from .stages import edge_weights
+        m.n_layers, m.edge = n_layers, edge_weights(root, model.bytes)
     headers = _headers(req, meta, n_layers, warnings)
     head = {
         "report_version": REPORT_VERSION, "model": model_section(meta),

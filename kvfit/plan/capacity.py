@@ -100,7 +100,11 @@ class Capacity:
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
                      utilization=self.utilization, capability=acc.compute_capability,
                      kv_bytes=self.kv_bytes, index_dtype=self.index_dtype)
+        if lay.get("pipeline"):
+            inp.stages = pipeline_inputs(lay, comps)
         e = predict_inputs(self.name, self.version, flags, inp)
+        if "pipeline_stages" in e:          # the engine's pools say which stage binds
+            lay["pipeline"]["binding_stage"] = e["pipeline_stages"]["binding_stage"]
         per, why = per_instance(self.name, e, ctx)
         instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
         lay["static"] = {k: lay[k] for k in ("max_sequences", "sequences_per_group", "fits",
@@ -118,6 +122,19 @@ class Capacity:
         lay |= {"max_sequences": n, "sequences_per_group": per, "fits": n >= required,
                 "reason": reason}
         lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
+
+
+def pipeline_inputs(lay: dict, comps) -> list[dict]:
+    """The engine's per-stage inputs of a TP x PP layout (the same split the layout used)."""
+    from .stages import stage_components
+    rows, out = lay["pipeline"]["stages"], []
+    for i, row in enumerate(rows):
+        last = i == len(rows) - 1
+        lo, hi = row["layers"]
+        out.append({"components": stage_components(comps, lo, 1 << 62 if last else hi, last),
+                    "weights_bytes_per_rank": row["weights_bytes"], "last": last,
+                    "layers": row["layers"]})
+    return out
 
 
 def per_instance(engine: str, e: dict, ctx: int) -> tuple[int | None, str]:

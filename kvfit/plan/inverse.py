@@ -96,6 +96,8 @@ def min_gpus(req, m, warnings: list[str]) -> dict:
     for n in range(1, ceiling + 1):
         if req.tp is not None and n % req.tp:
             continue
+        if req.pp is not None and n % (req.pp * (req.tp or 1)):
+            continue
         _, out, _ = placements.run_topology(req, m, systems.of_hardware(acc, n), m.comps,
                                             required)
         if out["best_any_fabric"] and out["best_any_fabric"]["fits"]:

@@ -14,13 +14,16 @@ from ..engines.command import Launch, engine_spelling, launch
 from .layouts import recommended_layout
 
 
-def _mtp_tokens(req, m) -> int:
+def mtp_tokens(req, fields: dict) -> int:
+    """Speculative tokens per step under --mtp: the user's --num-speculative-tokens, else the
+    checkpoint's declared MTP depth (nextn), else 1. The engine prediction and the launch
+    command both use this one number."""
     if not req.mtp:
         return 0
     given = req.engine_flags.get("num_speculative_tokens")
     if given:
         return int(given)
-    nextn = m.fields.get("nextn")
+    nextn = fields.get("nextn")
     value = getattr(nextn, "value", None)
     return int(value) if isinstance(value, int) and value > 0 else 1
 
@@ -73,10 +76,11 @@ def launch_command(req, m, report: dict) -> dict | None:
     model = req.model if report["model"]["origin"] == "local" and req.model else report["model"]["source"]
     spec = Launch(model=model, context=report["context_tokens"],
                   kv_dtype=kv, revision=report["model"].get("revision") or req.revision,
-                  parallelism=lay["parallelism"], tp=lay["tp"], dp=lay["dp"],
+                  parallelism=lay["parallelism"], tp=lay["tp"], pp=lay.get("pp", 1),
+                  pp_partition=req.pp_layer_partition, dp=lay["dp"],
                   attention_dp=lay.get("attention_dp"), attention_tp=lay.get("attention_tp"),
                   hosts=_hosts(req, report["hardware"]), utilization=util, mem_fraction=mfs,
-                  mtp=_mtp_tokens(req, m), index_dtype=_index_dtype(req, m),
+                  mtp=mtp_tokens(req, m.fields), index_dtype=_index_dtype(req, m),
                   rope_override=m.rope.override() if m.rope is not None else None, flags=flags)
     out = launch(engine, req.engine_version, spec)
     out["layout"] = lay["label"]

@@ -20,6 +20,7 @@ from .layouts import (
     tp_candidates,
     tp_problems,
 )
+from .pp_layouts import check_request, dcp_components, dcp_problems, dcp_size, pp_layout
 
 GIB, MIB = 1024**3, 1024**2
 OTHER_BASIS = {"visible": "nominal", "nominal": "visible", "free": "visible"}
@@ -87,14 +88,29 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
     """Every layout on `topo` at context `ctx` (default the plan's): plain TP x DP, plus
     attention-DP + EP when asked for, each judged by the plan's one capacity model."""
     ctx = m.ctx if ctx is None else ctx
-    if req.tp is not None and (req.tp < 1 or topo.gpus % req.tp):
+    pp = check_request(req, topo)
+    if req.tp is not None and (req.tp < 1 or (topo.gpus // pp) % req.tp):
         where = (f"--gpus {topo.gpus}" if topo.system is None
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
+        where += f" / --pp {pp}" if pp > 1 else ""
         raise UsageError(f"--tp {req.tp} must divide {where}.")
     judge = m.judge
-    out = [layout(t, topo, m.weights.bytes, comps, b, required, *_tp_facts(m, comps, t))
-           for t in tp_candidates(topo.gpus, req.tp)
-           if req.dp is None or req.parallelism != "tp" or topo.gpus // t == req.dp]
+    dcp = dcp_size(req)
+    per_rank = dcp_components(comps, dcp)   # the static bound's state under DCP
+
+    def one(t):
+        if pp == 1 and dcp == 1:            # plain TP: its facts once per plan (_tp_facts)
+            return layout(t, topo, m.weights.bytes, comps, b, required, *_tp_facts(m, comps, t))
+        problems = tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems)
+        problems += dcp_problems(req, t, comps)
+        if pp > 1:
+            return pp_layout(t, pp, topo, m, per_rank, b, required, problems,
+                             _verdict(judge, t, t).extra_bytes, req.pp_layer_partition)
+        return layout(t, topo, m.weights.bytes, per_rank, b, required, problems,
+                      _verdict(judge, t, t).extra_bytes)
+
+    out = [one(t) for t in tp_candidates(topo.gpus // pp, req.tp)
+           if req.dp is None or req.parallelism != "tp" or topo.gpus // (t * pp) == req.dp]
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
         out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
@@ -256,8 +272,8 @@ def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -
     ctx = m.ctx if ctx is None else ctx
     comps = m.at(ctx)
     if topo is None:
-        if req.gpus is not None or req.tp is not None:
-            raise UsageError("--gpus and --tp need --hardware (or --system).")
+        if req.gpus is not None or req.tp is not None or req.pp is not None:
+            raise UsageError("--gpus, --tp and --pp need --hardware (or --system).")
         return {"target": t, "hardware": None, "layouts": [], "recommended": None,
                 "best_scale_up_local": None, "best_any_fabric": None, "fits": None,
                 "placement_notes": []}

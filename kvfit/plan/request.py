@@ -22,6 +22,8 @@ class PlanRequest:
     model (kvfit.plan.capacity) and launch command (engine_strict: refuse a version newer
     than kvfit's rules instead of extrapolating); engine_selected_by says how the engine
     was chosen when --engine was not given (an engine-only flag, or --print-command).
+    pp: pipeline-parallel stages per replica (None: 1); pp_layer_partition: vLLM's
+    VLLM_PP_LAYER_PARTITION (decoder layers per stage, "16,32").
     tp: the model-group size (attention-DP + EP: the EP group); dp: replicas (or model
     groups), attention_dp: attention-DP groups per model group, when the user fixed them.
     detected: what `--hardware auto` saw (kvfit.detect), set by the plan; memory_basis "free"
@@ -52,6 +54,8 @@ class PlanRequest:
     max_context: bool = False
     min_gpus: bool = False
     tp: int | None = None
+    pp: int | None = None
+    pp_layer_partition: str | None = None
     dp: int | None = None
     attention_dp: int | None = None
     attention_tp: int | None = None

@@ -48,7 +48,8 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> d
     there, the smallest count whose best node-local layout fits (see _first_local)."""
     best_seen, valid, found, local_at = None, False, None, None
     counts = [n for n in range(1, max_nodes + 1)
-              if req.tp is None or (system.accelerators * n) % req.tp == 0]
+              if (req.tp is None or (system.accelerators * n) % req.tp == 0)
+              and (req.pp is None or (system.accelerators * n) % (req.pp * (req.tp or 1)) == 0)]
     for i, n in enumerate(counts):
         out, hw = _outcome(req, m, system, n, required, basis)
         anyf, local = out["best_any_fabric"], out["best_scale_up_local"]
@@ -75,10 +76,10 @@ def _outcome(req, m, system, n: int, required: int, basis: str | None) -> tuple[
 
 def _local_grows(req, system) -> bool:
     """Whether a node-local fit, once reached, holds at every larger node count: with plain TP
-    x DP (no fixed DP) on a system whose scale-up domain divides its accelerators, the
+    x DP (no fixed DP, no --pp) on a system whose scale-up domain divides its accelerators, the
     node-local layouts are the same TP groups at every count (TP dividing one domain), each
     replica holds the same sequences, and the replicas grow with the nodes."""
-    return (req.parallelism == "tp" and req.dp is None
+    return (req.parallelism == "tp" and req.dp is None and req.pp is None
             and system.accelerators % system.domain_accelerators == 0)
 
 

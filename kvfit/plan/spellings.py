@@ -80,7 +80,7 @@ def resolve(ns: dict) -> dict:
     engine = _choose_engine(opts, used, aliases, out)
     k = _Knobs(ns)
     for knob, flag in (("utilization", "--utilization"), ("kv_dtype", "--kv-dtype"),
-                       ("context", "--context"), ("tp", "--tp"), ("parallelism",
+                       ("context", "--context"), ("tp", "--tp"), ("pp", "--pp"), ("parallelism",
                                                                   "--parallelism")):
         if knob in ns:
             value = ns[knob]
@@ -192,6 +192,8 @@ def _layout_aliases(a: dict, k: _Knobs) -> None:
             k.put("dp", "--data-parallel-size", a["data_parallel_size"])
     if "tp_size" in a:
         k.put("tp", "--tp-size", a["tp_size"])
+    if "pipeline_parallel_size" in a:
+        k.put("pp", "--pipeline-parallel-size", a["pipeline_parallel_size"])
     if dpa:
         k.put("parallelism", "--enable-dp-attention" if a.get("enable_dp_attention")
               else "--attn-dp-size", "sglang-dpa")

@@ -9,6 +9,7 @@ Each suggestion is computed by the plan's own capacity model — the same layout
   3. fewer users / branches  (what the best layout holds, divided per user)
   4. attention-DP + EP       (re-plan with the engine's attention-DP profile; MoE with known
                               expert ownership only)
+     pipeline stages         (re-plan with --pp 2, 4 or 8 on the same GPUs, plain TP only)
   5. a quantized sibling     (catalog checkpoints named <this model>-FP8/-NVFP4/...)
   6. more GPUs or nodes      (--min-gpus on --hardware; more complete systems on --system)
 
@@ -142,6 +143,24 @@ def _dpa(req, asked, m, report):
                   "(each attention group keeps its own sequences' state)", r, value=profile)
 
 
+def _pp(req, asked, m, report):
+    """Pipeline stages instead of a wider TP group: the smallest PP size (2, 4, 8) that meets
+    the target on the same GPUs (it splits layers, so KV heads stay unreplicated)."""
+    gpus = (report.get("hardware") or {}).get("gpus") or 1
+    if (req.pp or 1) > 1 or req.parallelism != "tp" or req.engine == "sglang" or gpus < 2:
+        return None
+    for pp in (2, 4, 8):
+        if gpus % pp:
+            continue
+        r = _replan(asked, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
+        if r and r["fits"] is True:
+            lay = recommended_layout(r)
+            return _entry("pp", f"--pp {pp}", f"{pp} pipeline stages: {lay['label']} holds "
+                          f"{count(lay['max_sequences'], 'sequence')} (each stage keeps only its "
+                          "layers' weights and KV)", r, value=pp)
+    return None
+
+
 def siblings(source: str) -> list[str]:
     """Catalog checkpoints that are quantized versions of `source` (same name + a quant tag)."""
     from ..hub.catalog import catalog_repo_ids
@@ -208,7 +227,7 @@ def suggestions(req, m, report: dict, asked=None) -> list[dict]:
         pin = {"revision": m.meta.revision}             # the cache: no Hub request each
         req, asked = replace(req, **pin), replace(asked, **pin)
     out = []
-    for step in (_fp8, _radix, _context, _users, _dpa, _sibling, _more):
+    for step in (_fp8, _radix, _context, _users, _dpa, _pp, _sibling, _more):
         got = step(req, asked, m, report)
         out += got if isinstance(got, list) else ([got] if got else [])
     return out

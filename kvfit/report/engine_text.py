@@ -53,6 +53,15 @@ def render_text(report: dict, verbose: bool = True) -> str:
             if key in mem and mem[key]["value"] is not None:
                 out.append(f"  {key.replace('_bytes', '').replace('_', ' ')}: "
                            f"{gib(mem[key]['value'], 2)} ({mem[key]['basis']})")
+        reg = mem.get("fitted_regime")
+        if reg and not reg["inside"]:
+            out.append(f"  non-KV estimates: {reg['note']}")
+        if e.get("pipeline_stages"):
+            ps = e["pipeline_stages"]
+            out.append("  pipeline stages: " + "; ".join(
+                f"stage {s['stage']} layers {s['layers'][0]}-{s['layers'][1] - 1}: "
+                f"{number(s['num_gpu_blocks'])} blocks" for s in ps["value"]) +
+                f" -> stage {ps['binding_stage']} binds ({ps['basis']})")
         out += [f"  warning: {w}" for w in e.get("warnings", [])]
         if e.get("refusal"):
             out.append(f"  REFUSES TO START: {e['refusal']['reason']} [{e['refusal']['rule']}]")

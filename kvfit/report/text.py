@@ -80,12 +80,15 @@ def _verdict_cell(x: dict) -> str:
 
 def _plain_rows(r: dict, topo: bool) -> list[list[str]]:
     engine = _by_engine(r)
-    rows = [["TP", "DP"] + (["placement"] if topo else []) +
+    plain = [x for x in r["layouts"] if x["parallelism"] == "tp"]
+    pp = any(x.get("pp", 1) > 1 for x in plain)      # a PP column only when PP was planned
+    rows = [["TP"] + (["PP"] if pp else []) + ["DP"] + (["placement"] if topo else []) +
             ["weights/rank", "state/seq/rank", "budget/rank", "max seqs"] +
             (["static bound"] if engine else []) + ["verdict"]]
-    for x in (x for x in r["layouts"] if x["parallelism"] == "tp"):
+    for x in plain:
         p = x["per_rank"]
-        rows.append([number(x["tp"]), number(x["dp"])] + ([x["placement"]] if topo else []) +
+        rows.append([number(x["tp"])] + ([number(x.get("pp", 1))] if pp else []) +
+                    [number(x["dp"])] + ([x["placement"]] if topo else []) +
                     [gib(p["weights_bytes"]), gib(p["state_bytes_per_sequence"]),
                      gib(p["budget_bytes"]), _seqs(x)] + (_static(x) if engine else [])
                     + [_verdict_cell(x)])
@@ -129,7 +132,10 @@ def _layouts(r: dict, verbose: bool) -> list[str]:
     engine = _by_engine(r)
     num = {0, 1} | ({3, 4, 5, 6} if topo else {2, 3, 4, 5})
     num |= {max(num) + 1} if engine else set()
-    out += table(_plain_rows(r, topo), num)
+    rows = _plain_rows(r, topo)
+    if rows[0][1] == "PP":          # one more numeric column after TP
+        num = {0} | {i + 1 for i in num}
+    out += table(rows, num)
     if any(x["parallelism"] != "tp" for x in r["layouts"]):
         out += ["Attention-DP + expert parallelism (groups = model groups):"]
         out += table(_dpa_rows(r), {1, 3, 4, 5, 6, 7, 8} | ({9} if engine else set()))
@@ -186,12 +192,24 @@ def _recommendation(r: dict) -> list[str]:
                    f"{gib(p['padding_bytes'])} pool padding ({number(p['padding_bytes'])} B: one "
                    f"{number(p['padding_page_tokens'])}-token "
                    f"page): {gib(p['used_bytes'])} / {gib(p['budget_bytes'])} budgeted.")
+    if lay and lay.get("pipeline"):
+        out.append(_pipeline_line(lay))
     out += r.get("placement_notes") or []
     cmp = r.get("memory_basis_comparison")
     if cmp and (cmp["max_sequences"] != cmp["other_max_sequences"]
                 or r.get("fits") != cmp["other_fits"]):
         out.append(f"Memory basis: {cmp['explanation']}")
     return out
+
+
+def _pipeline_line(lay: dict) -> str:
+    """The stages of a TP x PP layout: layers, weights and state per rank, which binds."""
+    pipe = lay["pipeline"]
+    parts = [f"stage {s['stage']} layers {s['layers'][0]}-{s['layers'][1] - 1}: "
+             f"{gib(s['weights_bytes'])} weights + {gib(s['state_bytes_per_sequence'])}/seq"
+             for s in pipe["stages"]]
+    return (f"Pipeline ({lay['label']}, per rank): " + "; ".join(parts) +
+            f". Stage {pipe['binding_stage']} binds.")
 
 
 def _state(r: dict) -> list[str]:

@@ -46,6 +46,7 @@ class ComponentState:
     layout: str
     window: int | None = None
     ratio: int | None = None
+    layer_ids: tuple | None = None   # the model's layer indices (None: extra/draft layers)
 
     def heads_per_rank(self, tp: int) -> int | None:
         """KV heads one rank keeps at this TP size (None when replicated)."""
@@ -124,7 +125,8 @@ def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState |
         c.name, kind, c.summary, c.layers or "extra", n_layers, per_layer, per_entry,
         n_layers * per_layer * per_entry, heads, expr.text, chosen[0] if chosen else "logical",
         window=param if c.kind in ("sliding", "chunked", "draft") else None,
-        ratio=param if c.kind == "compressed" else None)
+        ratio=param if c.kind == "compressed" else None,
+        layer_ids=tuple(sets[c.layers]) if c.extra_layers is None else None)
 
 
 def evaluate_components(arch: Architecture, fields: dict[str, Resolved], sets: dict,
