@@ -42,7 +42,10 @@ class Inputs:
       converts it to its --mem-fraction-static (None: the engine's own default);
     capability: the GPU's CUDA compute capability ("9.0"; None: unknown); kv_bytes: bytes per
       KV value of the cache (the MLA backend, hence the block size, depends on both);
-    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default).
+    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default);
+    kv_name: kvfit's name of the KV cache dtype ("fp8_e4m3"; some backends take only some 8-bit
+      spellings); head_size: the model's largest attention head size (vLLM's whole-model
+      head_size, the maximum over layers; None: unknown or not a plain-attention model).
     """
 
     components: list
@@ -65,6 +68,8 @@ class Inputs:
     capability: str | None = None
     index_dtype: str | None = None
     kv_bytes: float | None = None
+    kv_name: str | None = None
+    head_size: int | None = None
 
     @property
     def latent(self) -> bool:

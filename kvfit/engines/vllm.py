@@ -82,6 +82,30 @@ def _latent_block(rules, inp: Inputs) -> dict:
     return num(rules["latent_block_size"], rules.basis("latent_block_size"))
 
 
+def _attention_block(rules, inp: Inputs) -> dict:
+    """Tokens per block for plain attention: the default, unless the backend vLLM selects for
+    this GPU, KV dtype and head size forces another (attention_block_by_head_size), or the
+    model's own backends take only one size (component_block_size: the lcm with the default)."""
+    bs = num(rules["default_block_size"], rules.basis("default_block_size"))
+    rows = rules.values.get("attention_block_by_head_size")
+    if rows and inp.capability and inp.head_size:
+        major = int(str(inp.capability).split(".")[0])
+        for row in rows["value"]:
+            if major in row["cc_major"] and inp.kv_name in row["kv"] and \
+                    inp.head_size == row["head_size"]:
+                bs = num(row["block_size"], f"engine rule {rows['source']}: compute capability "
+                         f"{inp.capability}, {inp.kv_name} KV, head size {inp.head_size} -> "
+                         f"{row['backend']}")
+                break
+    rows = rules.values.get("component_block_size")
+    names = {c.name for c in inp.components if c.layers}
+    for row in rows["value"] if rows else ():
+        if row["component"] in names:
+            bs = num(math.lcm(bs["value"], row["block_size"]), f"engine rule {rows['source']}: "
+                     f"{row['architecture']} {row['component']} -> {row['backend']}")
+    return bs
+
+
 def _checkpoint_alignment(rules, inp: Inputs, rec) -> tuple[int, str] | None:
     """(alignment, rule) when every recurrent layer exports prefill checkpoints on this GPU."""
     rows = rules.values.get("prefill_checkpoint_alignment")
@@ -106,7 +130,7 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
     elif inp.latent:
         bs = _latent_block(rules, inp)
     else:
-        bs = num(rules["default_block_size"], rules.basis("default_block_size"))
+        bs = _attention_block(rules, inp)
     rec = [p for p in pages if p.family == "recurrent"]
     att = [p for p in pages if p.family != "recurrent"]
     if not (rec and att):
