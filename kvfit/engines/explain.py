@@ -159,7 +159,7 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
                   device=acc.id if acc is not None else None,
                   capability=acc.compute_capability if acc is not None else None,
                   kv_bytes=float(state.kv.bytes), kv_name=state.kv.name,
-                  head_size=state.head_size)
+                  head_size=state.head_size, config=state.resolution.root)
 
 
 def _capability(hardware: str | None) -> str | None:

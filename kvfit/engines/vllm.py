@@ -14,6 +14,7 @@ import math
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
 from .pages import group_pages, layer_pages
+from .vllm_blocks import attention_block, state_blocks
 
 _ALIGN = "engine rule vllm/platforms/interface.py:939-1137 (attention block raised so one " \
          "attention page holds one recurrent state; the recurrent page is padded to it)"
@@ -82,30 +83,6 @@ def _latent_block(rules, inp: Inputs) -> dict:
     return num(rules["latent_block_size"], rules.basis("latent_block_size"))
 
 
-def _attention_block(rules, inp: Inputs) -> dict:
-    """Tokens per block for plain attention: the default, unless the backend vLLM selects for
-    this GPU, KV dtype and head size forces another (attention_block_by_head_size), or the
-    model's own backends take only one size (component_block_size: the lcm with the default)."""
-    bs = num(rules["default_block_size"], rules.basis("default_block_size"))
-    rows = rules.values.get("attention_block_by_head_size")
-    if rows and inp.capability and inp.head_size:
-        major = int(str(inp.capability).split(".")[0])
-        for row in rows["value"]:
-            if major in row["cc_major"] and inp.kv_name in row["kv"] and \
-                    inp.head_size == row["head_size"]:
-                bs = num(row["block_size"], f"engine rule {rows['source']}: compute capability "
-                         f"{inp.capability}, {inp.kv_name} KV, head size {inp.head_size} -> "
-                         f"{row['backend']}")
-                break
-    rows = rules.values.get("component_block_size")
-    names = {c.name for c in inp.components if c.layers}
-    for row in rows["value"] if rows else ():
-        if row["component"] in names:
-            bs = num(math.lcm(bs["value"], row["block_size"]), f"engine rule {rows['source']}: "
-                     f"{row['architecture']} {row['component']} -> {row['backend']}")
-    return bs
-
-
 def _checkpoint_alignment(rules, inp: Inputs, rec) -> tuple[int, str] | None:
     """(alignment, rule) when every recurrent layer exports prefill checkpoints on this GPU."""
     rows = rules.values.get("prefill_checkpoint_alignment")
@@ -130,7 +107,7 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
     elif inp.latent:
         bs = _latent_block(rules, inp)
     else:
-        bs = _attention_block(rules, inp)
+        bs = attention_block(rules, inp)
     rec = [p for p in pages if p.family == "recurrent"]
     att = [p for p in pages if p.family != "recurrent"]
     if not (rec and att):
@@ -159,8 +136,11 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
 
 
 def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
-                   align: bool) -> list[dict]:
-    """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093)."""
+                   align: dict | None) -> list[dict]:
+    """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093).
+
+    align: None without prefix-caching align mode, else {recurrent group: (state blocks,
+    kernel rule)} from state_blocks (an unlisted group keeps mamba_blocks_align)."""
     in_flight = rules["sliding_in_flight_batches"] * mnbt
     out = []
     for g in groups:
@@ -173,9 +153,13 @@ def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
         elif g.family == "chunked":
             n, why = math.ceil(min(g.window + in_flight, L) / bt), "chunk + in-flight tokens"
         elif g.family == "recurrent":
-            base = rules["mamba_blocks_align"] if align else rules["mamba_blocks_plain"]
+            on = align is not None
+            base, kernel = (align.get(g.name) or (rules["mamba_blocks_align"], None)) if on \
+                else (rules["mamba_blocks_plain"], None)
             n, why = base + spec, (f"{base} state blocks" + (" (prefix-caching align mode)" if
-                                                             align else "") + f" + {spec} spec")
+                                                             on else "") + f" + {spec} spec")
+            if kernel:
+                why += f"; {kernel}"
         else:
             n, why = math.ceil(math.ceil(L / dcp) / bt), f"ceil({L} / {dcp} / {bt})" if dcp > 1 \
                 else f"ceil({L} / {bt})"
@@ -227,9 +211,10 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
     bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
-    align = bool(prefix) and hybrid is not None
+    align_mode = bool(prefix) and hybrid is not None
     grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
-                           bs["value"] if align else L)
+                           bs["value"] if align_mode else L)
+    align = state_blocks(rules, inp, grouping.groups) if align_mode else None
     out = {"max_model_len": _setting(flags, "max_model_len", L, "plan: the context"),
            "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt, batch_basis),
            "max_num_seqs": _setting(flags, "max_num_seqs", seqs, batch_basis),

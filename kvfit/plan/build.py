@@ -281,7 +281,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
                       kv_bytes=float(kv.bytes), index_dtype=dict(caches).get("index")
                       if req.index_dtype != "auto" else None, kv_name=kv.name,
-                      head_size=model_head_size(cap.rules, fields))
+                      head_size=model_head_size(cap.rules, fields), config=root)
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)

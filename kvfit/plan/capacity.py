@@ -56,6 +56,7 @@ class Capacity:
     index_dtype: str | None = None
     kv_name: str | None = None
     head_size: int | None = None
+    config: dict | None = None
     budget_utilization: float = DEFAULT_UTILIZATION
     utilization_basis: str = "kvfit default"
 
@@ -102,7 +103,7 @@ class Capacity:
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
                      utilization=self.utilization, capability=acc.compute_capability,
                      kv_bytes=self.kv_bytes, index_dtype=self.index_dtype,
-                     kv_name=self.kv_name, head_size=self.head_size)
+                     kv_name=self.kv_name, head_size=self.head_size, config=self.config)
         e = predict_inputs(self.name, self.version, flags, inp)
         per, why = per_instance(self.name, e, ctx)
         instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
