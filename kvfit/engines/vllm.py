@@ -136,11 +136,11 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
 
 
 def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
-                   align: dict | None) -> list[dict]:
+                   align: dict | bool | None) -> list[dict]:
     """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093).
 
-    align: None without prefix-caching align mode, else {recurrent group: (state blocks,
-    kernel rule)} from state_blocks (an unlisted group keeps mamba_blocks_align)."""
+    align: None / False without prefix-caching align mode, else {recurrent group: (state
+    blocks, kernel rule)} from state_blocks (True, or a group not listed: mamba_blocks_align)."""
     in_flight = rules["sliding_in_flight_batches"] * mnbt
     out = []
     for g in groups:
@@ -153,8 +153,9 @@ def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
         elif g.family == "chunked":
             n, why = math.ceil(min(g.window + in_flight, L) / bt), "chunk + in-flight tokens"
         elif g.family == "recurrent":
-            on = align is not None
-            base, kernel = (align.get(g.name) or (rules["mamba_blocks_align"], None)) if on \
+            on = align is not None and align is not False
+            table = align if isinstance(align, dict) else {}
+            base, kernel = (table.get(g.name) or (rules["mamba_blocks_align"], None)) if on \
                 else (rules["mamba_blocks_plain"], None)
             n, why = base + spec, (f"{base} state blocks" + (" (prefix-caching align mode)" if
                                                              on else "") + f" + {spec} spec")
