@@ -3,10 +3,11 @@
     uv run python bench/fuzz.py                      # 10,000 per kind, seed 0
     uv run python bench/fuzz.py --cases 500 --kinds gguf expr --seed 7
 
-Each case runs in a spawned worker with a per-case watchdog (--watchdog, 10 s) and a 1 GiB
-memory cap; findings (wrong / traceback / hang / memory) are listed with the case index, so
-one can be rebuilt alone: classify(kind, seed, index) in tests/fuzz/runner.py. Exit 1 when
-any finding is found.
+Each case runs in a spawned worker with a per-case watchdog (--watchdog, 10 s of the worker's
+CPU time, or six times that waited without CPU, so machine load cannot make a slow case a
+"hang") and a 1 GiB memory cap; findings (wrong / traceback / hang / memory) are listed
+with the case index, so one can be rebuilt alone: classify(kind, seed, index) in
+tests/fuzz/runner.py. Exit 1 when any finding is found.
 
 Last runs of the plan-side kinds (2026-12-01, seed 0, 10,000 per kind, on the shared 2-core
 machine at a load average of 6-12; seconds are wall time under that load):
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", type=int, default=10_000, help="cases per kind (default 10,000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kinds", nargs="*", default=sorted(TARGETS), choices=sorted(TARGETS))
-    p.add_argument("--watchdog", type=float, default=10.0, help="seconds per case")
+    p.add_argument("--watchdog", type=float, default=10.0, help="CPU seconds per case")
     args = p.parse_args(argv)
     print(f"{'kind':<12} {'cases':>7} " + " ".join(f"{c:>9}" for c in CLASSES) + "  seconds")
     pool, found = Pool(), {}

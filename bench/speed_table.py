@@ -11,12 +11,37 @@ touches every case alike), in two modes:
   --compile-bytecode).
 
 Cases marked "empty cache" get a new empty KVFIT_CACHE_DIR for every run (the first run
-ever on a machine); the others share one cache warmed by a first run. The Hub is never
-contacted (HF_HUB_OFFLINE=1; the catalog case uses kvfit's pinned catalog). The table gives
-median milliseconds and the ratio to the bare interpreter start measured in the same go,
-then the ratios the speed issue asks about. --root measures another checkout of kvfit (for
-a before/after table): the commands run from there with `python -m kvfit`.
-Nothing here asserts a time; tests never do.
+ever on a machine); the others share one cache warmed by a first run. The real Hub is never
+contacted: the "hub" cases talk to the local test hub (tests/hubserver, started here on
+127.0.0.1) and count its requests; the rest run with HF_HUB_OFFLINE=1. Each child is timed by
+a small launcher (wall from its start, cpu and peak RSS from os.wait4). The table gives
+medians, the ratio to the bare interpreter start measured in the same go, then the ratios
+the speed issue asks about. --root measures another checkout of kvfit (for a before/after
+table): the commands run from there with `python -m kvfit`.
+Nothing here asserts a time; tests never do (request counts are asserted in tests/hub).
+
+Last run (2026-12-01, 2 cores shared with other jobs, load average 11 during both runs, so
+wall times are ~3x cpu and the ratios to the 12 ms-cpu bare interpreter are inflated;
+--runs 5). Before: main at 041fbe5; after: branch speed. Bytecode on, ratios of medians:
+
+    ratio                           bar    before   after
+    first run ever / warm plan      2       0.93    0.94
+    specs check cold / warm         2       0.97    1.13
+    hub warm branch / local plan    1.5     2.60    2.50   (cpu 483 -> 394 ms; local 182 -> 151)
+    hub cold / local plan           2       3.27    2.26
+    hub peak RSS / local plan       1.3     1.78    1.59   (41.9 -> 36.0 MiB; local 23.5 / 22.7)
+    warm plan / python -c pass      8      12.74   13.30   (cpu 182 -> 151 ms; 10.0 at load 0.4)
+    bundled audit cpu / one plan    3       9.98    2.69   (2,109 -> 486 ms cpu)
+    --engine vllm / plain plan      1.3     1.27    1.03
+    explain-log / plain plan        1.3     1.01    0.91
+    search N=1024 / N=8             2       7.56    1.15
+    search never fits 1024 / 8      -       7.90    5.16   (every count is the answer's work)
+    4 hub models audit, requests    8       10      10     (pinned: 0 and 0)
+
+The Hub path's floor is huggingface_hub's own imports (httpx2, which reads its version with
+importlib.metadata, and the token helpers' yaml and filelock): kvfit no longer imports the
+library's hf_api or file_download. An indexed checkpoint needs 3 requests cold (sha and file
+sizes, config.json, the index), so 4 models make 10, not 8.
 """
 
 from __future__ import annotations
@@ -25,20 +50,31 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+from speed_run import HERE, hub_audit_file, run_once, sha_of, start_hub
+
 QWEN = "tests/architectures/qwen3/configs/Qwen--Qwen3-32B"
 PLAN = [QWEN, "--context", "32k", "--hardware", "h100-80", "--gpus", "2", "--weight-gib", "61"]
 LOG = "tests/fixtures/engine_logs/vllm-0.19.0-llama-3.1-8b-instruct-h100-tp1.log"
 LLAMA = "tests/fixtures/model-configs/meta-llama--Llama-3.1-8B"
 KV = [sys.executable, "-m", "kvfit"]
+# --timeout: the Hub budget counts from process start, and a loaded machine compiling every
+# module from source (bytecode off) can spend most of the default 10 s before the first request.
+HUB = ["kvfit-test/tiny-qwen3", "--context", "32k", "--hardware", "h100-80", "--timeout", "120"]
+# Qwen3-32B with 700 GiB of weights on DGX H100: TP=16 on 2 nodes answers (cross-domain) and no
+# node-local layout ever fits, the case where the search used to walk on to --max-nodes; with
+# 100,000 users no count fits at all (the walk to N is the answer's own work).
+SEARCH = [QWEN, "--context", "32k", "--weight-gib", "700", "--systems", "dgx-h100",
+          "--max-nodes"]
+NEVER = [QWEN, "--context", "32k", "--weight-gib", "61", "--concurrent-users", "100000",
+         "--systems", "dgx-h100", "--max-nodes"]
+AUDIT = ["audit", "examples/audit/open-frontier.toml"]
 
-# name -> (argv, cache): "warm" shares a warmed cache, "empty" gets a new one every run.
+# name -> (argv, cache): "warm" shares a warmed cache, "empty" gets a new one every run, "off"
+# is KVFIT_CACHE_DIR=off; "hub ..." cases talk to the local test hub.
 CASES = {
     "python -c pass (baseline)": ([sys.executable, "-c", "pass"], "warm"),
     "plan, local, warm": (KV + PLAN, "warm"),
@@ -50,75 +86,109 @@ CASES = {
     "specs check, warm": (KV + ["specs", "check"], "warm"),
     "specs check, empty cache": (KV + ["specs", "check"], "empty"),
     "KVFIT_CACHE_DIR=off plan": (KV + PLAN, "off"),
+    "hub plan, cold": (KV + HUB, "hub empty"),
+    "hub plan, warm branch": (KV + HUB, "hub warm"),
+    "hub plan, warm pinned": (KV + HUB, "hub pinned"),
+    "audit, bundled (offline)": (KV + AUDIT, "warm"),
+    "audit, 4 hub models, cold": (KV + ["audit", "{audit}"], "hub empty"),
+    "audit, 4 hub models, pinned": (KV + ["audit", "{pinned_audit}"], "hub warm"),
+    "search N=8": (KV + SEARCH + ["8"], "warm"),
+    "search N=128": (KV + SEARCH + ["128"], "warm"),
+    "search N=1024": (KV + SEARCH + ["1024"], "warm"),
+    "search N=8, never fits": (KV + NEVER + ["8"], "warm"),
+    "search N=1024, never fits": (KV + NEVER + ["1024"], "warm"),
 }
-RATIOS = [("first run ever / warm plan", "plan, first run ever", "plan, local, warm"),
-          ("specs check cold / warm", "specs check, empty cache", "specs check, warm"),
-          ("--engine vllm / plain plan", "plan --engine vllm, warm", "plan, local, warm"),
-          ("explain-log / plain plan", "explain-log (vllm fixture)", "plan, local, warm"),
-          ("warm plan / python -c pass", "plan, local, warm", "python -c pass (baseline)"),
-          ("catalog plan / warm plan", "plan, catalog (--offline)", "plan, local, warm")]
+# (label, case a, case b, what is compared): wall, cpu or rss.
+RATIOS = [("first run ever / warm plan", "plan, first run ever", "plan, local, warm", "wall"),
+          ("specs check cold / warm", "specs check, empty cache", "specs check, warm", "wall"),
+          ("hub warm branch / local plan", "hub plan, warm branch", "plan, local, warm", "wall"),
+          ("hub cold / local plan", "hub plan, cold", "plan, local, warm", "wall"),
+          ("hub pinned / local plan", "hub plan, warm pinned", "plan, local, warm", "wall"),
+          ("hub peak RSS / local plan", "hub plan, cold", "plan, local, warm", "rss"),
+          ("warm plan / python -c pass", "plan, local, warm", "python -c pass (baseline)",
+           "wall"),
+          ("bundled audit cpu / one plan", "audit, bundled (offline)",
+           "plan, catalog (--offline)", "cpu"),
+          ("--engine vllm / plain plan", "plan --engine vllm, warm", "plan, local, warm", "wall"),
+          ("explain-log / plain plan", "explain-log (vllm fixture)", "plan, local, warm", "wall"),
+          ("search N=1024 / N=8", "search N=1024", "search N=8", "wall"),
+          ("search never fits 1024 / 8", "search N=1024, never fits", "search N=8, never fits",
+           "wall"),
+          ("catalog plan / warm plan", "plan, catalog (--offline)", "plan, local, warm", "wall")]
 
 
 def base_env(scratch: Path) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "KVFIT_CACHE_DIR")}
-    env.update(HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1", HF_HOME=str(scratch / "hf"))
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "KVFIT_CACHE_DIR",
+                        "HF_TOKEN", "HF_ENDPOINT")}
+    env.update(HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1", HF_HOME=str(scratch / "hf"),
+               CI="1")
     return env
 
 
-def run_once(argv: list[str], env: dict, root: Path) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                          cwd=root, env=env)
-    took = time.perf_counter() - start
-    if proc.returncode not in (0, 1, 5):
-        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n"
-                         f"{proc.stderr.decode()[-2000:]}")
-    return took
-
-
-def measure(root: Path, runs: int, bytecode: bool, scratch: Path) -> dict[str, float]:
+def measure(root: Path, runs: int, bytecode: bool, scratch: Path, hub) -> dict[str, dict]:
+    """Median wall, cpu, rss and requests per case, the cases taken round-robin."""
+    server, token = hub
     env = base_env(scratch)
     if not bytecode:
         prefix = scratch / "no-pyc"
         prefix.mkdir()
         env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=str(prefix))
-    warm = scratch / ("warm-on" if bytecode else "warm-off")
-    times: dict[str, list[float]] = {name: [] for name in CASES}
+    warm, hub_warm = scratch / "warm", scratch / "hub-warm"
+    hub_env = {k: v for k, v in env.items() if k != "HF_HUB_OFFLINE"} | {
+        "HF_ENDPOINT": server.url, "HF_TOKEN": token}
+    files = {"audit": str(hub_audit_file(scratch / "hub4.toml")),
+             "pinned_audit": str(hub_audit_file(scratch / "hub4-pinned.toml", server))}
+    pinned = f"kvfit-test/tiny-qwen3@{sha_of(server, 'kvfit-test/tiny-qwen3')}"
 
-    def env_for(cache: str) -> tuple[dict, Path | None]:
-        if cache == "warm":
-            return dict(env, KVFIT_CACHE_DIR=str(warm)), None
+    def setup(argv: list[str], cache: str) -> tuple[list[str], dict, Path | None]:
+        argv = [a.format(**files) for a in argv]
+        if cache == "hub pinned":
+            argv = [pinned if a == HUB[0] else a for a in argv]
+        base = hub_env if cache.startswith("hub") else env
+        if cache in ("warm", "hub warm", "hub pinned"):
+            return argv, dict(base, KVFIT_CACHE_DIR=str(hub_warm if cache != "warm" else warm)), None
         if cache == "off":
-            return dict(env, KVFIT_CACHE_DIR="off"), None
+            return argv, dict(base, KVFIT_CACHE_DIR="off"), None
         fresh = Path(tempfile.mkdtemp(prefix="empty-", dir=scratch))
-        return dict(env, KVFIT_CACHE_DIR=str(fresh)), fresh
+        return argv, dict(base, KVFIT_CACHE_DIR=str(fresh)), fresh
 
-    for argv, cache in CASES.values():                       # warm-up: bytecode, warm cache
-        case_env, fresh = env_for(cache)
-        run_once(argv, case_env, root)
-        if fresh:
-            shutil.rmtree(fresh, ignore_errors=True)
-    for _ in range(runs):
-        for name, (argv, cache) in CASES.items():
-            case_env, fresh = env_for(cache)
-            times[name].append(run_once(argv, case_env, root))
+    def one(argv, cache):
+        argv, case_env, fresh = setup(argv, cache)
+        try:
+            return run_once(argv, case_env, root, server if cache.startswith("hub") else None)
+        finally:
             if fresh:
                 shutil.rmtree(fresh, ignore_errors=True)
-    return {name: statistics.median(t) for name, t in times.items()}
+
+    for argv, cache in CASES.values():                       # warm-up: bytecode, warm caches
+        one(argv, cache)
+    runs_of: dict[str, list] = {name: [] for name in CASES}
+    for _ in range(runs):
+        for name, (argv, cache) in CASES.items():
+            runs_of[name].append(one(argv, cache))
+    return {name: {k: statistics.median(getattr(r, k) for r in rs)
+                   for k in ("wall", "cpu", "rss_kib", "requests")}
+            for name, rs in runs_of.items()}
 
 
-def table(results: dict[bool, dict[str, float]]) -> str:
+def table(results: dict[bool, dict[str, dict]]) -> str:
     on, off = results[True], results[False]
-    base_on, base_off = on["python -c pass (baseline)"], off["python -c pass (baseline)"]
-    out = [f"{'case':<30} {'ms (pyc)':>9} {'x base':>7} {'ms (no pyc)':>12} {'x base':>7}"]
+    base_on = on["python -c pass (baseline)"]["wall"]
+    base_off = off["python -c pass (baseline)"]["wall"]
+    out = [f"{'case':<30} {'ms (pyc)':>9} {'x base':>7} {'cpu ms':>7} {'MiB':>6} {'req':>4} "
+           f"{'ms (no pyc)':>12} {'x base':>7}"]
     for name in CASES:
-        out.append(f"{name:<30} {on[name] * 1000:>9.0f} {on[name] / base_on:>7.1f} "
-                   f"{off[name] * 1000:>12.0f} {off[name] / base_off:>7.1f}")
+        a, b = on[name], off[name]
+        out.append(f"{name:<30} {a['wall'] * 1000:>9.0f} {a['wall'] / base_on:>7.1f} "
+                   f"{a['cpu'] * 1000:>7.0f} {a['rss_kib'] / 1024:>6.1f} {a['requests']:>4.0f} "
+                   f"{b['wall'] * 1000:>12.0f} {b['wall'] / base_off:>7.1f}")
     out.append("")
-    out.append(f"{'ratio':<30} {'pyc':>9} {'no pyc':>20}")
-    for label, a, b in RATIOS:
-        out.append(f"{label:<30} {on[a] / on[b]:>9.2f} {off[a] / off[b]:>20.2f}")
+    out.append(f"{'ratio':<30} {'of':>5} {'pyc':>9} {'no pyc':>9}")
+    for label, a, b, what in RATIOS:
+        key = "rss_kib" if what == "rss" else what
+        out.append(f"{label:<30} {what:>5} {on[a][key] / on[b][key]:>9.2f} "
+                   f"{off[a][key] / off[b][key]:>9.2f}")
     return "\n".join(out)
 
 
@@ -128,14 +198,19 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=HERE, help="the kvfit checkout to measure")
     args = ap.parse_args()
     root = args.root.resolve()
-    with tempfile.TemporaryDirectory(prefix="kvfit-speed-") as tmp:
-        results = {}
-        for bytecode in (True, False):
-            scratch = Path(tmp) / ("on" if bytecode else "off")
-            scratch.mkdir()
-            results[bytecode] = measure(root, args.runs, bytecode, scratch)
+    hub = start_hub()
+    try:
+        with tempfile.TemporaryDirectory(prefix="kvfit-speed-") as tmp:
+            results = {}
+            for bytecode in (True, False):
+                scratch = Path(tmp) / ("on" if bytecode else "off")
+                scratch.mkdir()
+                results[bytecode] = measure(root, args.runs, bytecode, scratch, hub)
+    finally:
+        hub[0].stop()
+    load = os.getloadavg()
     print(f"kvfit at {root}; {args.runs} runs per case; {os.cpu_count()} cpus; "
-          f"python {sys.version.split()[0]}")
+          f"python {sys.version.split()[0]}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     print(table(results))
 
 

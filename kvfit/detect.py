@@ -13,8 +13,6 @@ preset matches, the run exits 2 with one paragraph.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
 
 from .errors import UsageError
@@ -59,6 +57,9 @@ def _mib(text: str) -> int | None:
 
 def query(timeout: float = 15.0) -> list[Gpu]:
     """The local GPUs as nvidia-smi reports them (exit 2 when it cannot answer)."""
+    import shutil
+    import subprocess
+
     tool = shutil.which("nvidia-smi")
     if tool is None:
         raise UsageError(NO_TOOL, hint=NO_TOOL_HINT)

@@ -10,9 +10,9 @@ intermediate number is bounded, so a hostile spec cannot hang or exhaust memory.
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import operator
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -98,7 +98,19 @@ def _len(x):
     return len(x)
 
 
-FUNCTIONS = {"min": min, "max": max, "ceil_div": ceil_div, "abs": abs, "len": _len}
+def _prod(x):
+    """The product of a list field's numbers (e.g. a [height, width] merge kernel), bounded
+    after every factor."""
+    if not isinstance(x, (list, tuple)):
+        raise ExprError("prod() takes a list field")
+    out = 1
+    for v in x:
+        out = _bounded(out * _number(v))
+    return out
+
+
+FUNCTIONS = {"min": min, "max": max, "ceil_div": ceil_div, "abs": abs, "len": _len,
+             "prod": _prod}
 OPERATORS = {
     ast.Add: _checked(operator.add), ast.Sub: _checked(operator.sub),
     ast.Mult: _checked(operator.mul), ast.Div: _checked(_div),
@@ -125,7 +137,7 @@ class Expr:
 
     def evaluate(self, names: dict):
         """Evaluate with the given name values; raises ExprError on any failure."""
-        evaluator = simpleeval.SimpleEval(operators=OPERATORS, functions=FUNCTIONS, names=names)
+        evaluator = _evaluator(names)
         try:
             return _bounded(evaluator.eval(self.text, previously_parsed=self.tree.body))
         except ExprError:
@@ -134,6 +146,21 @@ class Expr:
             raise ExprError(f"number out of bounds: {exc}") from None
         except (TypeError, ValueError, ZeroDivisionError, simpleeval.InvalidExpression) as exc:
             raise ExprError(f"cannot evaluate: {exc}") from None
+
+
+_LOCAL = threading.local()
+
+
+def _evaluator(names: dict) -> simpleeval.SimpleEval:
+    """This thread's evaluator with `names` set: one SimpleEval is made per thread and reused
+    (making one sets up its node table and warning filters, the larger part of evaluating a
+    spec expression; evaluation keeps no other state between calls)."""
+    evaluator = getattr(_LOCAL, "evaluator", None)
+    if evaluator is None:
+        evaluator = _LOCAL.evaluator = simpleeval.SimpleEval(operators=OPERATORS,
+                                                            functions=FUNCTIONS)
+    evaluator.names = names
+    return evaluator
 
 
 def compile_expr(text, known: set[str] | frozenset[str]) -> Expr:
@@ -199,6 +226,8 @@ def _check_node(node: ast.AST, known) -> None:
 
 
 def _suggest(name: str, known) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     listed = ", ".join(sorted(known)[:12])
     lead = f"did you mean '{close[0]}'? " if close else ""

@@ -47,3 +47,27 @@ class Metadata:
     selected_artifact: str | None = None
     tensor_bytes: dict[str, int] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+
+_ONCE: dict = {}     # (id(config), id(quant_config), key) -> (config, quant_config, value)
+_ONCE_KEEP = 256
+
+
+def once(meta: Metadata, key: tuple, produce):
+    """produce() computed once per checkpoint read and key. What is kept here depends only on
+    the checkpoint's config.json and hf_quant_config.json (the spec resolution, the
+    quantization summary, the weight estimate, the state at a context), so it is keyed by
+    those two parsed objects: every plan that reuses a read (an audit's contexts and fleets,
+    a sweep's cells, the suggestions' re-plans, whose Metadata may differ only in its notes)
+    computes each once. Entries hold their objects, so an id is never reused while its entry
+    lives; failures are not kept; the oldest entries go beyond _ONCE_KEEP."""
+    k = (id(meta.config), id(meta.quant_config), key)
+    hit = _ONCE.get(k)
+    if hit is not None and hit[0] is meta.config and hit[1] is meta.quant_config:
+        return hit[2]
+    value = produce()
+    while len(_ONCE) >= _ONCE_KEEP:
+        del _ONCE[next(iter(_ONCE))]
+    _ONCE[k] = (meta.config, meta.quant_config, value)
+    return value

@@ -6,6 +6,7 @@ declare weights, hf_quant_config.json wins and a disagreement becomes a warning.
 
 ``weight_algorithm`` vocabulary (``WEIGHT_ALGORITHMS``; None = no weight quantization):
   fp8 / fp8-block: 8-bit float, per-tensor or per-channel / 2-D block scales; fbgemm-fp8;
+  int8-block: 8-bit integer with 2-D block scales (SGLang blockwise_int8);
   mxfp8 / mxfp4: OCP MX float, one shared exponent per 32 elements; nvfp4: 4-bit float, an
   FP8 scale per 16 elements; int8; int4-pack / int8-pack (compressed-tensors pack-quantized);
   awq / gptq (width in weight_bits); bitsandbytes-8bit / bitsandbytes-4bit;
@@ -20,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvfit.errors import ConfigError
-from kvfit.metadata import Metadata
+from kvfit.metadata import Metadata, once
 from kvfit.quant_floors import _FLOORS, runtime_floor
 
 # Nominal bits per stored weight element, scales excluded. AWQ kernels are 4-bit (a declared
 # `bits` overrides); GPTQ has no default width.
-_BITS = {"fp8": 8, "fp8-block": 8, "fbgemm-fp8": 8, "mxfp8": 8, "int8": 8, "int8-pack": 8,
+_BITS = {"fp8": 8, "fp8-block": 8, "int8-block": 8, "fbgemm-fp8": 8, "mxfp8": 8, "int8": 8, "int8-pack": 8,
          "bitsandbytes-8bit": 8, "nvfp4": 4, "mxfp4": 4, "int4-pack": 4, "awq": 4,
          "bitsandbytes-4bit": 4}
 # ModelOpt quant_algo spellings (modelopt export constants; vLLM modelopt.py QUANT_ALGOS).
@@ -40,7 +41,7 @@ _KV = {"fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "int8": "in
        "none": None, "": None}
 # quant_method -> format for single-format methods (fp8 and bitsandbytes are refined later).
 _SINGLE = {"fp8": "fp8", "fbgemm_fp8": "fbgemm-fp8", "mxfp4": "mxfp4", "awq": "awq",
-           "gptq": "gptq", "bitsandbytes": "unknown"}
+           "gptq": "gptq", "bitsandbytes": "unknown", "blockwise_int8": "int8-block"}
 WEIGHT_ALGORITHMS = frozenset(_BITS) | {"gptq", "mixed-precision", "unknown"}
 KV_CACHE_DTYPES = frozenset(v for v in _KV.values() if v)
 _HF = "hf_quant_config.json: quantization"
@@ -215,13 +216,18 @@ def _parse_tensors(q: dict, where: str) -> _Decl:
 
 
 def _parse_single(method: str, q: dict, where: str) -> _Decl:
-    """Single-format methods: fp8, fbgemm_fp8, mxfp4, bitsandbytes, awq, gptq."""
+    """Single-format methods: fp8, fbgemm_fp8, mxfp4, bitsandbytes, awq, gptq, blockwise_int8."""
     key = "llm_int8_skip_modules" if method == "bitsandbytes" else "modules_to_not_convert"
     decl = _Decl(method, None, excluded=_names(q.get(key), f"{where}.{key}"))
     fmt = _SINGLE[method]
     if method == "fp8" and _sizes(decl, where, block=q.get("weight_block_size"),
                                   block_key="weight_block_size"):
         fmt = "fp8-block"
+    if method == "blockwise_int8" and not _sizes(decl, where, block=q.get("weight_block_size"),
+                                                 block_key="weight_block_size"):
+        # SGLang's BlockInt8Config requires a 2-D weight_block_size (blockwise_int8.py:60-72)
+        decl.warnings.append(f"{where} declares blockwise_int8 without a weight_block_size.")
+        fmt = "unknown"
     if method == "bitsandbytes":
         four, eight = (bool(_opt(q.get(k, q.get(f"_{k}")), f"{where}.{k}", bool))
                        for k in ("load_in_4bit", "load_in_8bit"))
@@ -345,13 +351,9 @@ def summarize(meta: Metadata) -> QuantSummary:
     """Summarise meta's quantization declarations (weights, KV cache, runtime floor in GiB);
     ConfigError when a declaration is malformed (wrong types, unknown KV spelling).
 
-    Computed once per Metadata object (a plan asks several times; an NVFP4 checkpoint's
-    exclusion list can hold thousands of module names)."""
-    cached = getattr(meta, "_kvfit_quant_summary", None)
-    if cached is None:
-        cached = _summarize(meta)
-        object.__setattr__(meta, "_kvfit_quant_summary", cached)   # Metadata is frozen
-    return cached
+    Computed once per checkpoint read (kvfit.metadata.once: a plan asks several times; an
+    NVFP4 checkpoint's exclusion list can hold thousands of module names)."""
+    return once(meta, ("quant summary",), lambda: _summarize(meta))
 
 
 def _summarize(meta: Metadata) -> QuantSummary:

@@ -76,39 +76,50 @@ class _Matcher:
     names against any run of whole path segments)."""
 
     def __init__(self, entries: tuple[str, ...]):
-        self.plain = {e for e in entries if not e.startswith("re:") and not set(e) & set("*?[")}
-        self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
-        # one alternation of the globs (fnmatchcase semantics: translate + match), so a path
-        # is tried once per ancestor, not once per glob (NVFP4 exclusion lists hold hundreds)
-        self.glob_re = re.compile("|".join(map(translate, self.globs))) if self.globs else None
-        self.regexes = []
-        for e in entries:
-            if e.startswith("re:"):
-                try:
-                    self.regexes.append(re.compile(e[3:]))
-                except re.error:
-                    raise _Unavailable(f"the quantization declaration's pattern {e!r} is not "
-                                       "a valid regular expression") from None
+        self.globs, self.glob_re, self.regexes = [], None, []
+        if not any(e.startswith("re:") or "*" in e or "?" in e or "[" in e for e in entries):
+            self.plain = set(entries)  # plain names only (a per-module declaration: thousands)
+        else:
+            self.plain = {e for e in entries
+                          if not e.startswith("re:") and not set(e) & set("*?[")}
+            self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
+            # one alternation of the globs (fnmatchcase semantics: translate + match), so a
+            # path is tried once per ancestor, not once per glob (exclusions hold hundreds)
+            self.glob_re = re.compile("|".join(map(translate, self.globs))) if self.globs \
+                else None
+            for e in entries:
+                if e.startswith("re:"):
+                    try:
+                        self.regexes.append(re.compile(e[3:]))
+                    except re.error:
+                        raise _Unavailable(f"the quantization declaration's pattern {e!r} is "
+                                           "not a valid regular expression") from None
+        self.lengths = segment_counts(self.plain)
         self.all_linear = "Linear" in self.plain
         self.by_expert = any(_DIGIT_EXPERT.search(e) for e in entries)
 
     def __call__(self, path: str) -> bool:
         if self.all_linear:
             return True
-        if self.plain and not self.plain.isdisjoint(_runs(path)):
+        if self.plain and not self.plain.isdisjoint(runs(path, self.lengths)):
             return True
         if self.glob_re is not None and any(self.glob_re.match(p) for p in _prefixes(path)):
             return True
         return any(r.match(path) for r in self.regexes)
 
 
-@lru_cache(maxsize=65536)
-def _runs(path: str) -> frozenset[str]:
-    """Every run of whole dotted segments of `path` (a module path is matched by many
-    declarations: computed once per path)."""
+def segment_counts(names) -> tuple[int, ...]:
+    """The dotted-segment counts of `names` (a run of `path` can equal a name only when it
+    has as many segments)."""
+    return tuple(sorted({n.count(".") + 1 for n in names}))
+
+
+def runs(path: str, lengths: tuple[int, ...]) -> list[str]:
+    """Every run of whole dotted segments of `path` that is `lengths` segments long (the
+    runs a declaration of names with those segment counts can match)."""
     parts = path.split(".")
-    return frozenset(".".join(parts[a:b]) for a in range(len(parts))
-                     for b in range(a + 1, len(parts) + 1))
+    n = len(parts)
+    return [".".join(parts[a:a + k]) for k in lengths if k <= n for a in range(n - k + 1)]
 
 
 @lru_cache(maxsize=65536)
@@ -136,6 +147,7 @@ class _Estimator:
         self.quant, self.storage = quant, formats()
         self.used: set[str] = set()
         self._index: dict[str, int] | None = None
+        self._lengths: tuple[int, ...] = ()
         self._slow: list = []
         self._bytes: dict[tuple, int] = {}
         # declarations that name single experts are matched expert by expert; otherwise one
@@ -154,9 +166,11 @@ class _Estimator:
             for i, (_, m) in enumerate(self.groups):
                 for name in m.plain:
                     self._index.setdefault(name, i)
+            self._lengths = segment_counts(self._index)
             self._slow = [(i, m) for i, (_, m) in enumerate(self.groups)
                           if m.all_linear or m.globs or m.regexes]
-        best = min((self._index[r] for r in _runs(path) if r in self._index), default=None)
+        index = self._index
+        best = min((index[r] for r in runs(path, self._lengths) if r in index), default=None)
         for i, m in self._slow:
             if best is not None and i >= best:
                 break
@@ -247,11 +261,12 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
             top = res.config if res.config is not None else res.root
             extra |= resolve_fields(res.arch, top, "", params.outer, res.fields | extra)
         kinds = params.fields | params.outer
-        # an absent optional list counts as empty (as an empty list counts as absent in
-        # layer selectors), so `len(...) == 0` checks hold for configs that omit the key
-        names = res.values | {k: ([] if r.value is None and kinds[k].type == "list"
-                                  else r.value) for k, r in extra.items()
-                              if r.value is not None or kinds[k].type == "list"}
+        # an absent optional list or string counts as empty (as an empty list counts as
+        # absent in layer selectors), so `len(...) == 0` checks hold for configs that omit it
+        empty = {"list": [], "string": ""}
+        names = res.values | {k: (empty[kinds[k].type] if r.value is None else r.value)
+                              for k, r in extra.items()
+                              if r.value is not None or kinds[k].type in empty}
         # layer sets are visible to the checks as index lists (a field of the same name wins)
         checked = dict(res.sets) | names
         for check, message in params.requires:
@@ -262,7 +277,7 @@ def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, m
         every = [(t, est.row(t)) for t in params.tensors]
         rows = tuple(r for _, r in every if r is not None)
         # say "MTP layers included" only when a row gated on `mtp` was counted
-        mtp_counted = any(r is not None and t.when is not None and _MTP.search(t.when.text)
+        mtp_counted = any(r is not None and r.instances and t.when is not None and _MTP.search(t.when.text)
                           for t, r in every)
     except _Unavailable as exc:
         return None, str(exc)

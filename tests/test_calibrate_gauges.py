@@ -7,7 +7,7 @@ import pytest
 from test_calibrate import attach, by_point, calibrate, write_preset
 from test_calibrate_fakes import FakeServer
 
-from kvfit.calibrate.metrics import plausible, read
+from kvfit.calibrate.metrics import parse, plausible, read
 
 
 @pytest.mark.parametrize(("gauge", "needle"), [
@@ -58,3 +58,29 @@ def test_nan_latencies_never_reach_the_json_record(tmp_path):
     latency = by_point(doc)[2]["latency"]
     assert latency["ttft_ms"] is None and latency["tpot_ms"] is None
     assert latency["e2e_ms"] == 100.0                      # 50 ms x concurrency 2
+
+
+def test_metrics_page_is_read_by_prometheus_client_with_typed_counters():
+    # A counter family declared with # TYPE: prometheus_client names its sample with _total,
+    # the name kvfit looks up first; labels keep their escapes decoded.
+    page = ('# HELP vllm:prompt_tokens Prompt tokens.\n# TYPE vllm:prompt_tokens counter\n'
+            'vllm:prompt_tokens_total{model_name="a\\"b",engine="0"} 1234\n'
+            '# TYPE vllm:num_requests_running gauge\n'
+            'vllm:num_requests_running{engine="0"} 3\n')
+    got = parse(page)
+    assert got["vllm:prompt_tokens_total"] == [({"model_name": 'a"b', "engine": "0"}, 1234.0)]
+    assert got["vllm:num_requests_running"] == [({"engine": "0"}, 3.0)]
+
+
+def test_one_malformed_line_costs_that_line_not_the_page():
+    # prometheus_client refuses the whole page for the line without a value; read line by
+    # line, the running gauge is still read and the broken line is dropped.
+    page = "vllm:num_requests_running 2\nvllm:num_requests_waiting\n"
+    assert parse(page) == {"vllm:num_requests_running": [({}, 2.0)]}
+
+
+def test_gauge_past_float_range_is_rejected_not_a_crash():
+    # a 400-digit integer: the parser keeps it exact; as a float it is infinite, implausible
+    got = read(parse("vllm:num_requests_running " + "9" * 400 + "\n"),
+               {"running": ["vllm:num_requests_running"]})
+    assert got["running"] is None and got["running_bad"].startswith("vllm:num_requests_running read inf")

@@ -10,7 +10,7 @@ from engine_log_cases import LOGS
 
 from kvfit.engines.common import Inputs
 from kvfit.engines.sglang import mem_fraction
-from kvfit.engines.spec import in_range, load_spec, parse_engine, rules_for, version_tuple
+from kvfit.engines.spec import in_range, load_spec, parse_engine, parse_version, rules_for
 from kvfit.errors import SpecError, UsageError
 from kvfit.hardware import find_accelerator
 from kvfit.specs.loader import load_file, load_text
@@ -50,8 +50,17 @@ def test_fitted_constants_name_existing_logs(engine):
 
 
 def test_version_ranges():
-    assert version_tuple("0.33.0rc1") == (0, 33, 0) and version_tuple("v0.5") == (0, 5, 0)
-    assert in_range((0, 21, 0), ">=0.21,<0.34") and not in_range((0, 34, 0), ">=0.21,<0.34")
+    # PEP 440 (packaging): "v0.5" is 0.5; a local build tag is the release it was built from;
+    # an rc or a dev build of 0.34 sorts after 0.33.x and before 0.34.0.
+    assert parse_version("v0.5") == parse_version("0.5.0") and parse_version("banana") is None
+    assert in_range(parse_version("0.21.0"), ">=0.21,<0.34")
+    assert not in_range(parse_version("0.34.0"), ">=0.21,<0.34")
+    assert in_range(parse_version("0.33.0+cu128"), ">=0.33,<0.34")
+    assert in_range(parse_version("0.34.0rc1"), ">=0.34.0rc1,<0.35")
+    assert not in_range(parse_version("0.34.0.dev5+g1a2b3c"), "<0.33")
+    assert parse_version("0.33.0") < parse_version("0.34.0.dev5") < parse_version("0.34.0rc1")
+    with pytest.raises(UsageError, match="bad version range"):
+        in_range(parse_version("0.33.0"), ">=0.21,,banana")
     assert parse_engine("vllm@0.33.0") == ("vllm", "0.33.0")
     assert parse_engine("SGLang") == ("sglang", None)
     with pytest.raises(UsageError):

@@ -116,3 +116,15 @@ def test_a_huge_intermediate_reports_its_size_not_its_digits():
     e = compile_expr("head_dim ** 64", NAMES)
     with pytest.raises(ExprError, match=r"about 2\*\*641"):
         e.evaluate({"head_dim": 2**10 + 1})
+
+
+def test_prod_multiplies_a_list_field_and_stays_bounded():
+    # A [height, width] merge kernel: 2 x 2 = 4 merged patches.
+    assert compile_expr("1152 * prod(k)", {"k"}).evaluate({"k": [2, 2]}) == 4608
+    assert compile_expr("prod(k)", {"k"}).evaluate({"k": []}) == 1
+    with pytest.raises(ExprError, match="list field"):
+        compile_expr("prod(n)", {"n"}).evaluate({"n": 4})
+    with pytest.raises(ExprError, match="numbers"):
+        compile_expr("prod(k)", {"k"}).evaluate({"k": ["a", 2]})
+    with pytest.raises(ExprError, match="2\\*\\*96"):
+        compile_expr("prod(k)", {"k"}).evaluate({"k": [2**60, 2**60]})

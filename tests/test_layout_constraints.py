@@ -26,6 +26,7 @@ block (specs/quant/weight_storage.yaml fp8-block):
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from kvfit.engines.spec import rules_for
@@ -134,7 +135,8 @@ def test_constraints_are_per_engine_version_data():
            for e, v in (("vllm", "0.33.0"), ("sglang", "0.5.23"))}
     assert ids["vllm"] == [("fp8-block-moe", "refuse", ["refine", "pad"]),
                            ("fp8-block-dense", "refuse", [])]
-    assert ids["sglang"] == [("fp8-block-moe", "refuse", []), ("fp8-block-dense", "refuse", [])]
+    assert ids["sglang"] == [("fp8-block-moe", "refuse", []), ("fp8-block-dense", "refuse", []),
+                             ("int8-block-moe", "refuse", []), ("int8-block-dense", "refuse", [])]
     old = [c for c in rules_for("vllm", "0.19.0").constraints if c["id"] == "fp8-block-moe"]
     assert [c.get("remedies") for c in old] == [None]
     assert rules_for("sglang", None)["ep_experts_even"] is True
@@ -162,3 +164,32 @@ def test_sglang_attention_dp_still_splits_dense_layers_over_the_whole_group():
     _, r = run_json(*args, "--parallelism", "vllm-dp-ep", "--engine", "vllm")
     lay = _lay(r, "vllm-dp-ep-g32-a32")
     assert lay["valid"] is True and "engine_constraints" not in lay
+
+
+def test_block_int8_is_refused_by_sglang_like_block_fp8(tmp_path):
+    # SYNTHETIC: the pinned Qwen3-235B-A22B-FP8 config with its quantization declaration
+    # rewritten as SGLang's blockwise_int8 (activation_scheme dynamic, weight_block_size
+    # [128, 128], the same modules_to_not_convert); no public block-INT8 Qwen3 config is pinned.
+    # SGLang 0.5.23 blockwise_int8.py:278-297 raises on 1536 / 8 = 192 as fp8.py does.
+    cfg = json.loads((QWEN_FP8 / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "blockwise_int8", "activation_scheme": "dynamic",
+                                  "weight_block_size": [128, 128],
+                                  "modules_to_not_convert": cfg["quantization_config"][
+                                      "modules_to_not_convert"]}
+    folder = tmp_path / "qwen3-235b-block-int8"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(cfg))
+    code, r = run_json(folder, *H100X8, "--engine", "sglang")
+    assert code == 0
+    tp8 = _lay(r, "tp8")
+    assert tp8["valid"] is False and "blockwise_int8.py:278-297" in tp8["reason"]
+    assert "192 per rank is not a multiple of the checkpoint's 128 x 128 INT8 weight block" \
+        in tp8["reason"]
+    (c,) = tp8["engine_constraints"]
+    assert (c["constraint"], c["shard"], c["action"]) == ("int8-block-moe", 192, "refuse")
+    assert r["recommended"]["id"] == "tp4" and _lay(r, "tp4")["valid"]
+    # Stored like block FP8: 1 B per element plus a float32 scale per 128 x 128 block, so the
+    # config estimate equals the FP8 checkpoint's.
+    _, fp8 = run_json(QWEN_FP8, *H100X8, "--engine", "sglang")
+    assert r["weights"]["bytes"] == fp8["weights"]["bytes"]
+    assert r["weights"]["source"] == "config estimate"

@@ -159,3 +159,42 @@ def test_tp_candidates_are_every_divisor_in_order():
     assert tp_candidates(36, None) == [1, 2, 3, 4, 6, 9, 12, 18, 36]   # a square: 6 once
     assert tp_candidates(7, None) == [1, 7] and tp_candidates(1, None) == [1]
     assert tp_candidates(8, 4) == [4]
+
+
+# Qwen3-32B at 32k with --weight-gib 560 on dgx-h100 (8 x H100, one 8-GPU scale-up domain):
+# budget 0.9 x 81,559 MiB = 71.683 GiB per GPU; one sequence is 64 layers x 2 x 8 KV heads x
+# 128 x 2 B x 32,768 = 8 GiB of KV. Node-local TP=8: 70 GiB of weights and 1 GiB of KV per
+# rank leave 1.683 GiB, one sequence per replica, so n nodes (DP = n) hold n sequences.
+# Cross-domain TP=16 on 2 nodes: 35 GiB of weights; 8 KV heads < 16 ranks, so each rank keeps
+# one head (1 GiB per sequence) and holds floor(36.683) = 36. For 2 <= R <= 36 sequences
+# the answer is 2 nodes (TP=16) and the smallest node-local fit is R nodes.
+@pytest.mark.parametrize("users,max_nodes,local", [(10, 64, 10), (30, 64, 30), (30, 20, None),
+                                                   (36, 1024, 36)])
+def test_search_finds_the_smallest_node_local_count_past_the_answer(users, max_nodes, local):
+    code, report = run_json(QWEN, "--context", "32k", "--weight-gib", "560", "--systems",
+                            "dgx-h100", "--max-nodes", str(max_nodes),
+                            "--concurrent-users", str(users))
+    c = _cands(report)["dgx-h100"]
+    assert code == 0 and (c["status"], c["nodes"]) == ("fits", 2)
+    assert c["best_any_fabric"]["label"] == "TP=16 x DP=1"
+    assert c["best_any_fabric"]["max_sequences"] == 36
+    assert c["smallest_scale_up_local_nodes"] == local
+
+
+def test_the_node_local_count_found_by_bisection_is_the_first_a_walk_finds():
+    """Every node count from 3 to 40 walked one by one: the first node-local fit is the one
+    the search reports (the bisection relies on a node-local fit only growing with nodes)."""
+    from kvfit.hardware import find_system
+    from kvfit.plan import placements, systems
+    from kvfit.plan.build import prepare
+    from kvfit.plan.request import PlanRequest
+
+    req = PlanRequest(model=str(QWEN), context="32k", weight_gib=560, concurrent_users=23,
+                      utilization=0.9)
+    m, _ = prepare(req, [])
+    walked = next(n for n in range(3, 41) if placements.run_topology(
+        req, m, systems.of_system(find_system("dgx-h100"), n), m.comps, 23)[1][
+        "best_scale_up_local"]["fits"])
+    _, report = run_json(QWEN, "--context", "32k", "--weight-gib", "560", "--systems",
+                         "dgx-h100", "--max-nodes", "40", "--concurrent-users", "23")
+    assert walked == 23 == _cands(report)["dgx-h100"]["smallest_scale_up_local_nodes"]

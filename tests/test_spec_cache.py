@@ -3,6 +3,7 @@ revalidated, the shipped data answers a first run, and KVFIT_CACHE_DIR=off creat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -123,6 +124,34 @@ def test_shipped_data_answers_without_parsing_and_bad_shipped_entries_are_ignore
     assert len(_entries(user_cache)) == 1                 # revalidated into the user cache
 
 
+def test_one_file_checksum_stands_for_the_entries_until_the_file_is_edited(
+        user_cache, tmp_path, monkeypatch):
+    """ship.render writes the sha256 of the entries into the first line: with it intact the
+    entries are used as they are; an entry edited afterwards breaks it, and then each entry's
+    own checksum decides (the edited one is revalidated from the YAML)."""
+    load_architecture_file(QWEN3)
+    key = cache.key(QWEN3.read_bytes(), ARCH)
+    good = json.loads((user_cache / f"{key}.json").read_text())
+    shutil.rmtree(user_cache)
+    shipped = tmp_path / "shipped.json"
+    text = ship.render({"format": cache.FORMAT, "entries": {key: good}})
+    shipped.write_text(text)
+    monkeypatch.setattr(cache, "SHIPPED", shipped)
+    cache.shipped.cache_clear()
+    assert cache.shipped()[1] is True
+    with monkeypatch.context() as m:
+        _no_parsing(m)
+        arch, problems = load_architecture_file(QWEN3)
+    assert arch is not None and not problems and not user_cache.exists()
+    shipped.write_text(text.replace(json.dumps(good["data"]["summary"]),
+                                    json.dumps("edited"), 1))
+    cache.shipped.cache_clear()
+    assert cache.shipped()[1] is False
+    arch, problems = load_architecture_file(QWEN3)
+    assert arch.summary != "edited" and not problems
+    assert len(_entries(user_cache)) == 1                 # revalidated into the user cache
+
+
 def test_committed_shipped_data_is_well_formed():
     doc = json.loads(cache.SHIPPED.read_text(encoding="utf-8"))
     assert doc["format"] == cache.FORMAT and doc["entries"]
@@ -143,7 +172,9 @@ def test_ship_builds_every_bundled_spec_from_the_yaml(monkeypatch, tmp_path):
     yamls = [p for p in (ROOT / "specs").rglob("*.yaml") if p.name != "_template.yaml"]
     assert len(keys) >= len(yamls)
     text = ship.render(bundle)
-    assert json.loads(text) == bundle
+    rendered = json.loads(text)
+    assert rendered.pop("sha256") == hashlib.sha256(text.partition("\n")[2].encode()).hexdigest()
+    assert rendered == bundle
     shipped = tmp_path / "shipped.json"
     ship.write(shipped, text)
     assert ship.stale(shipped, text) is None

@@ -144,3 +144,18 @@ def test_absent_optional_list_counts_as_empty():
     without, why = _estimate(cfg)
     assert without is not None, why
     assert without.total_bytes == with_list.total_bytes
+
+
+@pytest.mark.parametrize("path", ["model.layers.3.mlp.experts.17.w1", "lm_head", "a.b",
+                                  "model.layers.10.self_attn.q_proj", "x..y"])
+def test_plain_names_match_any_run_of_whole_segments_of_their_own_length(path):
+    """A plain name matches a path when it equals some run of consecutive whole segments;
+    only runs as long as some name are tried. Every run, written out here by slicing, gives
+    the same answers."""
+    names = ["layers.3.mlp", "lm_head", "experts.17.w1", "model.layers.10.self_attn.q_proj",
+             "b", "mlp.experts", "x.", "layers.30.mlp"]
+    parts = path.split(".")
+    every = {".".join(parts[a:b]) for a in range(len(parts)) for b in range(a + 1, len(parts) + 1)}
+    for name in names:
+        assert _Matcher((name,))(path) == (name in every), (name, path)
+    assert _Matcher(tuple(names))(path) == bool(every & set(names))

@@ -26,12 +26,14 @@ def test_kimi_k25_text_decoder_int4_and_nvfp4():
     # compressed-tensors int4 (group 32) on the routed experts; test_weights_estimate_mla_
     # families.py derives 594,205,904,896 B for exactly this text model (routed experts
     # 570,761,441,280 + bf16 23,444,371,456 + float32 bias 92,160). Here under the wrapper's
-    # language_model. names, which the declaration's regexes match the same way.
+    # language_model. names, which the declaration's regexes match the same way. Plus the
+    # bf16 MoonViT tower and projector, 471,143,920 values x 2 B = 942,287,840 B (derived in
+    # tests/test_weights_estimate_vision_moe.py): 595,148,192,736 B.
     est, why = estimate_of(*_load("kimi_k25", "moonshotai--Kimi-K2.5"))
     assert est is not None, why
-    assert est.total_bytes == 594_205_904_896
-    assert all(r.module.startswith(("language_model.model.", "language_model.lm_head"))
-               for r in est.rows)
+    assert est.total_bytes == 594_205_904_896 + 942_287_840 == 595_148_192_736
+    assert all(r.module.startswith(("language_model.model.", "language_model.lm_head",
+                                    "vision_tower.", "mm_projector.")) for r in est.rows)
     assert row_of(est, "mlp.experts.{e}.gate_proj").stored_as == "int4-pack"
     # nvidia/Kimi-K2.5-NVFP4: NVFP4 on every linear except each layer's self_attn*, the
     # lm_head, vision tower and projector - so the shared experts and the dense layer-0 MLP
@@ -42,10 +44,11 @@ def test_kimi_k25_text_decoder_int4_and_nvfp4():
     #   dense MLP 3 x (18,432 x 7,168 / 2 + 18,432 x 448 + 8) = 222,953,496
     #   MoE layer: (384 + 1) x 3 x (2,048 x 7,168 / 2 + 2,048 x 448 + 8 = 8,257,544) +
     #     router 384 x 7,168 x 2 + bias 384 x 4 = 9,542,969,880; x 60 = 572,578,192,800
-    #   total                                                       =  589,837,669,816
+    #   text decoder total                                          =  589,837,669,816
+    #   + the tower and projector (excluded from NVFP4: bf16)       =      942,287,840
     nv, why = estimate_of(*_load("kimi_k25", "nvidia--Kimi-K2.5-NVFP4"))
     assert nv is not None, why
-    assert nv.total_bytes == 589_837_669_816
+    assert nv.total_bytes == 589_837_669_816 + 942_287_840
     assert row_of(nv, "self_attn.kv_b_proj").stored_as == "model dtype"
     assert row_of(nv, "shared_experts.down_proj").stored_as == "nvfp4"
 

@@ -114,10 +114,13 @@ def test_minimax_m3_text_decoder_bf16_and_nvfp4():
     #     128 x 3 x 10,616,840 = 4,076,866,560; shared 3 x 19,464,192 = 58,392,576
     #     -> 4,138,405,376; x 57                                     =  235,889,106,432
     #   + embed/lm_head/norm 4,916,785,152 + layer norms 60 x 24,576 = 1,474,560
-    #   total                                                        =  248,357,099,520 B
+    #   text decoder total                                           =  248,357,099,520 B
+    #   + the bf16 vision tower, projector and patch-merge MLP, 865,567,232 parameters x 2 B
+    #   (derived in tests/test_weights_estimate_vision_moe.py)     =    1,731,134,464 B
+    #   total                                                        =  250,088,233,984 B
     nv, why = estimate_of(*load_config_dir(ARCH / "minimax_m3" / "configs"
                                             / "nvidia--MiniMax-M3-NVFP4"))
     assert nv is not None, why
-    assert nv.total_bytes == 248_357_099_520
+    assert nv.total_bytes == 248_357_099_520 + 1_731_134_464 == 250_088_233_984
     assert row_of(nv, "self_attn.q_proj").stored_as == "mxfp8"
     assert row_of(nv, "experts.{e}.w1").stored_as == "nvfp4"

@@ -152,22 +152,28 @@ def test_kimi_k3_text_decoder_against_the_hub_metadata():
     #     experts 896 x 3 x (3,072 x 3,584 / 2 + 3,072 x 112) = 896 x 3 x 5,849,088 =
     #     15,722,348,544 -> 16,102,205,952; x 92                     = 1,481,402,947,584
     #   total (text decoder)                                         = 1,559,965,606,912
+    #   + the MoonViT tower and patchmergerv2 projector, 447,358,976 bf16 values (derived in
+    #     tests/test_weights_estimate_vision_moe.py) x 2 B           =      894,717,952
+    #   total                                                        = 1,560,860,324,864
     est, why = _estimate(KIMI / "moonshotai--Kimi-K3")
     assert est is not None, why
-    assert est.total_bytes == 1_559_965_606_912
+    assert est.total_bytes == 1_559_965_606_912 + 894_717_952 == 1_560_860_324_864
     assert "mxfp4" in why
     # Against the Hub metadata (module docstring). float32: 69 x 160,000 + 92 x 896 =
     # 11,122,432 = the Hub's F32 count exactly. MXFP4: the Hub counts the logical values,
-    # 92 x 896 x 3 x 3,072 x 3,584 = 2,722,740,830,208, exactly its U8 count. bf16: 57,179,884,544
-    # on the Hub against 56,732,525,568 here; the 447,358,976 missing are the vision tower
-    # (401.2M, the MoonViT tower a third-party K3 port reports) and the patchmergerv2 projector
-    # (4,096 x 4,096 + 4,096 x 7,168 + 7,168 = 46,144,512), which this spec does not list.
+    # 92 x 896 x 3 x 3,072 x 3,584 = 2,722,740,830,208, exactly its U8 count. bf16: the text
+    # decoder's 56,732,525,568 plus the tower's 447,358,976 = 57,179,884,544, the Hub's BF16
+    # count exactly (the gap was the tower before it was listed); and the tower's rows are 168
+    # tensors (patch embedding, position table, 27 x 6 block tensors, final norm, 3 projector
+    # tensors), the Hub's vision-tower-and-projector tensor count.
     f32 = sum(r.instances * r.elements for r in est.rows if r.stored_as == "4 B")
     assert f32 == 11_122_432
     fp4 = sum(r.instances * r.elements for r in est.rows if r.stored_as == "mxfp4")
     assert fp4 == 2_722_740_830_208
     bf16 = param_count(est) - f32 - fp4
-    assert 57_179_884_544 - bf16 == 447_358_976
+    assert 57_179_884_544 - bf16 == 0
+    tower = [r for r in est.rows if r.module.startswith(("vision_tower.", "mm_projector."))]
+    assert sum(r.instances for r in tower) == 168
     assert row_of(est, "routed_expert_down_proj").stored_as == "model dtype"
     assert row_of(est, "shared_experts.gate_proj").stored_as == "model dtype"
     assert row_of(est, "self_attn.q_proj").instances == 69

@@ -15,14 +15,11 @@ prompt tokens it received, the second piece of token evidence qualify.py can use
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 
 from .endpoint import get
 
-_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)")
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 _RANKS = ("tp_rank", "pp_rank", "moe_ep_rank")
 KINDS = ("running", "waiting", "kv_usage")
 COUNTER = "prompt_tokens"
@@ -45,21 +42,44 @@ def names(engine: str, rules) -> dict:
     return out
 
 
+MAX_LINES = 200_000           # a /metrics page longer than this is cut (no engine sends one)
+
+
+def _samples(text: str):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            yield sample.name, dict(sample.labels), _float(sample.value)
+
+
+def _float(value) -> float:
+    """The parser keeps integers exact; one past float's range reads as infinite (implausible)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def parse(text: str) -> dict:
-    """{metric name: [(labels dict, value)]} from Prometheus text exposition."""
+    """{sample name: [(labels dict, value)]} from Prometheus text exposition, read by
+    prometheus_client's parser. A page the parser refuses as a whole is read line by line, so
+    one malformed line costs that line, not the page."""
+    lines = text.splitlines()[:MAX_LINES]
     out: dict = {}
-    for line in text.splitlines()[:200000]:
-        if not line or line.startswith("#"):
-            continue
-        m = _LINE.match(line)
-        if not m:
-            continue
-        try:
-            value = float(m.group(4))
-        except ValueError:
-            continue
-        labels = dict(_LABEL.findall(m.group(3) or ""))
-        out.setdefault(m.group(1), []).append((labels, value))
+    try:
+        rows = list(_samples("\n".join(lines) + "\n"))
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError):
+        rows = []
+        for line in lines:
+            if not line.strip() or line.startswith("#"):
+                continue
+            try:
+                rows.extend(_samples(line + "\n"))
+            except (ValueError, TypeError, IndexError, KeyError, OverflowError):
+                continue
+    for name, labels, value in rows:
+        out.setdefault(name, []).append((labels, value))
     return out
 
 

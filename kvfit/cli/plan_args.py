@@ -5,23 +5,40 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from .helptext import epilog
 
-EPILOG = epilog()   # exit codes, capacity model, examples (kvfit/cli/helptext.py, also the man page)
+_LATER = "(composed when --help is shown)"
+
+
+def __getattr__(name: str):
+    """EPILOG: exit codes, capacity model, examples (kvfit/cli/helptext.py, also the man
+    page), composed on first use: wrapping every example is most of a plan's parser time."""
+    if name == "EPILOG":
+        from .helptext import epilog
+
+        return epilog()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with kvfit's one-paragraph usage errors (exit 2)."""
+    """argparse with kvfit's one-paragraph usage errors (exit 2); the epilog is composed
+    only when help is formatted."""
 
     def error(self, message):
         from ..errors import UsageError
         raise UsageError(message, hint=f"See `{self.prog} --help`.")
 
+    def format_help(self) -> str:
+        if self.epilog is _LATER:
+            from .helptext import epilog
+
+            self.epilog = epilog()
+        return super().format_help()
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The plan parser (also used to build the man page)."""
     p = Parser(prog="kvfit", formatter_class=argparse.RawDescriptionHelpFormatter,
-               argument_default=argparse.SUPPRESS, epilog=EPILOG,
+               argument_default=argparse.SUPPRESS, epilog=_LATER,
                description="Will this exact checkpoint fit these accelerators at this context "
                "and concurrency? kvfit counts the checkpoint's weights and the exact per-sequence "
                "state its architecture keeps (KV, sliding windows, latent, recurrent), per rank, "

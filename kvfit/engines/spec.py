@@ -8,9 +8,11 @@ each block that covers 0.33. Every rule value keeps the `source` it was written 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cache
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from ..errors import SpecError, UsageError
 from ..paths import specs_dir
@@ -18,30 +20,25 @@ from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
 
 ENGINES = ("vllm", "sglang")
-_CMP = re.compile(r"\s*(>=|<=|==|>|<)\s*([0-9][0-9.]*)\s*")
 
 
-def version_tuple(text: str) -> tuple[int, ...] | None:
-    """(0, 33, 0) for '0.33.0', 'v0.33.0rc1' or '0.33.0+cu128'; None if there is no number."""
-    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
-    if not m:
+def parse_version(text: str) -> Version | None:
+    """The PEP 440 version of an engine release ('0.33.0', 'v0.33.0rc1', '0.33.0+cu128',
+    '0.11.1.dev42+g1a2b3c'), or None when it is not one. Ordering is PEP 440's: a dev build
+    or release candidate of 0.34 comes after 0.33 and before 0.34.0."""
+    try:
+        return Version(str(text).strip())
+    except InvalidVersion:
         return None
-    parts = [int(p) for p in m.group(1).split(".")]
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
-def in_range(version: tuple[int, ...], spec: str) -> bool:
-    """True when `version` satisfies every comparator of `spec` (">=0.21,<0.34")."""
-    for part in spec.split(","):
-        m = _CMP.fullmatch(part)
-        if not m:
-            raise UsageError(f"bad version range {spec!r}")
-        op, bound = m.group(1), version_tuple(m.group(2))
-        ok = {">=": version >= bound, "<=": version <= bound, ">": version > bound,
-              "<": version < bound, "==": version == bound}[op]
-        if not ok:
-            return False
-    return True
+def in_range(version: Version, spec: str) -> bool:
+    """True when `version` satisfies the PEP 440 specifier `spec` (">=0.21,<0.34"); engine dev
+    builds and release candidates count as the versions they are (prereleases allowed)."""
+    try:
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        raise UsageError(f"bad version range {spec!r}") from None
 
 
 @dataclass(frozen=True)
@@ -109,11 +106,20 @@ def parse_engine(text: str) -> tuple[str, str | None]:
 
 
 def installed_version(engine: str) -> str | None:
-    """The engine's installed distribution version in this environment, without importing it."""
+    """The engine's installed distribution version in this environment, without importing it.
+
+    When no module of that name can be found, nothing is installed to ask about, and the
+    distribution metadata (importlib.metadata, a scan of every installed package, most of an
+    engine plan's extra time) is not read."""
+    from importlib.util import find_spec
+
+    package = load_spec(engine)["package"]
+    if find_spec(package.replace("-", "_")) is None:
+        return None
     from importlib import metadata
 
     try:
-        return metadata.version(load_spec(engine)["package"])
+        return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
 
@@ -126,16 +132,16 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     spec = load_spec(engine)
     assumed = version is None
     version = version or spec["default_version"]
-    vt = version_tuple(version)
+    vt = parse_version(version)
     blocks = [b for b in spec["versions"] if vt is not None and in_range(vt, b["versions"])]
     newest = spec["default_version"]
     extrapolated = None
-    if not blocks and not strict and vt is not None and vt > version_tuple(newest):
-        blocks = [b for b in spec["versions"] if in_range(version_tuple(newest), b["versions"])]
+    if not blocks and not strict and vt is not None and vt > parse_version(newest):
+        blocks = [b for b in spec["versions"] if in_range(parse_version(newest), b["versions"])]
         extrapolated = newest
     if not blocks:
         ranges = ", ".join(b["versions"] for b in spec["versions"])
-        newer = vt is not None and vt > version_tuple(newest)
+        newer = vt is not None and vt > parse_version(newest)
         raise UsageError(f"{engine} {version}: kvfit has no rules for this version"
                          + (" (--engine-strict refuses to extrapolate)." if newer else "."),
                          hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one"
@@ -147,11 +153,11 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
         metrics = b.get("metrics", metrics)
         commands = b.get("commands", commands)
     layouts = tuple(c for c in spec.get("cache_layouts", ())
-                    if "versions" not in c or in_range(version_tuple(extrapolated or version),
+                    if "versions" not in c or in_range(parse_version(extrapolated or version),
                                                        c["versions"]))
     constraints: dict = {}           # by id: a later entry for this version replaces one
     for c in spec.get("layout_constraints", ()):
-        if "versions" not in c or in_range(version_tuple(extrapolated or version),
+        if "versions" not in c or in_range(parse_version(extrapolated or version),
                                            c["versions"]):
             constraints[c["id"]] = c
     label = blocks[-1].get("label", version)

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .reference import Reference, parse_reference
-
 if TYPE_CHECKING:
     from ..metadata import Metadata
+    from .reference import Reference, parse_reference
 
 __all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
+
+
+def __getattr__(name: str):
+    """Reference and parse_reference load on first use (a local plan imports kvfit.hub's
+    weight-file helpers but never parses a Hub reference)."""
+    if name in ("Reference", "parse_reference"):
+        from . import reference
+
+        return getattr(reference, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
@@ -45,20 +54,22 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
 
         return local_gguf_metadata(ref, read_headers)
     from .failures import HubUnreachable
-    from .offline import answer_offline
-    from .resolver import resolve_online
     from .transport import HubClient, offline_requested
 
     if offline or offline_requested():
+        from .offline import answer_offline
+
         why = "offline mode (HF_HUB_OFFLINE)" if not offline else "offline mode was requested"
         return answer_offline(ref, why, read_headers)
     from ..progress import progress
+    from .resolver import resolve_online
     try:
         with progress("hub", quiet=quiet) as shown:
             return resolve_online(ref, HubClient(timeout=timeout, progress=shown, started=started),
                                   read_headers)
     except HubUnreachable as exc:
         from ..textsafe import safe
+        from .offline import answer_offline
 
         reason = safe(f"the Hub could not be reached ({exc.message})", keep_newlines=False)
         return answer_offline(ref, reason, read_headers)

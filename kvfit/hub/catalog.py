@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -65,12 +65,14 @@ def catalog_file(repo_id: str, name: str) -> bytes | None:
     return gzip.decompress(data) if stored.endswith(".gz") else data
 
 
+@lru_cache(maxsize=8)
 def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None:
     """Metadata from the catalog (origin "catalog"), or None.
 
     A request for a specific revision is answered only by an entry pinned to that Hub
-    commit (full sha or a 7+ character prefix); None/"main" accepts any entry.
-    """
+    commit (full sha or a 7+ character prefix); None/"main" accepts any entry. The last few
+    answers are kept: a plan's re-plans (suggestions, an audit's cells) then share one
+    parsed config, and what is worked out from it once (kvfit.metadata.once)."""
     entry = load_entry(repo_id)
     if entry is None or not _revision_matches(entry["hf_revision"], revision):
         return None

@@ -9,15 +9,12 @@ metadata cache: zero requests when pinned to a full sha, one to re-resolve a bra
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, HubError
 from ..metadata import FileEntry, Metadata
 from .artifacts import bytes_by_kind, choose_weight_files, read_safetensors_headers
 from .cache import MetadataCache
-from .gguf_header import read_remote_gguf
-from .gguf_source import gguf_summary, header_from_json, header_to_json
 from .reference import Reference
 from .snapshot import Snapshot, fetch_snapshot, load_snapshot
 from .transport import FULL_SHA, HubClient
@@ -92,6 +89,8 @@ class _Headers:
             if len(missing) == 1:
                 produced = [items[missing[0]][1]()]
             else:
+                from concurrent.futures import ThreadPoolExecutor
+
                 with ThreadPoolExecutor(max_workers=min(HEADER_WORKERS, len(missing))) as pool:
                     produced = list(pool.map(lambda i: items[i][1](), missing))
             for i, doc in zip(missing, produced, strict=True):
@@ -106,6 +105,9 @@ class _Headers:
 
 def _gguf(parts: list[FileEntry], headers: _Headers, read_headers: bool):
     """(config, notes, tensor bytes) from GGUF part headers."""
+    from .gguf_header import read_remote_gguf
+    from .gguf_source import gguf_summary, header_from_json, header_to_json
+
     def header_of(part: FileEntry):
         doc = headers.cached(f"gguf:{part.path}", lambda: header_to_json(read_remote_gguf(
             lambda s, n: headers.read_range(part.path, s, n), part.path, part.size)),

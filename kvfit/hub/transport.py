@@ -89,17 +89,19 @@ class HubClient:
         return dict(self._headers)
 
     def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
-        """Resolve `revision` (None = default branch) to a full sha, with file sizes."""
-        from urllib.parse import quote
+        """Resolve `revision` (None = default branch) to a full sha, with file sizes.
 
-        from huggingface_hub.hf_api import ModelInfo
+        The reply is read for the two fields kvfit uses (sha, siblings) rather than through
+        huggingface_hub's ModelInfo, whose module (hf_api) is most of the library's import
+        time and memory; the request, headers, session and errors are still the library's."""
+        from urllib.parse import quote
 
         url = f"{self.endpoint}/api/models/{repo_id}" + (
             "" if revision is None else f"/revision/{quote(revision, safe='')}")
         where = Where(self.shown, repo_id, revision, None, self.timeout)
         self._step(where.what)
 
-        def call() -> ModelInfo:
+        def call() -> dict:
             body = self._stream(url, {"blobs": True}, None, MAX_INFO_BYTES, where.what)
             try:
                 data = json.loads(body)
@@ -109,14 +111,18 @@ class HubClient:
                 raise HubError(f"{self.shown} answered {where.what} with something that is not a "
                                "JSON object.", hint="Is HF_ENDPOINT a Hugging Face Hub (or "
                                "compatible mirror)?")
-            return ModelInfo(**data)
+            return data
 
         info = with_retries(call, where, self.budget.left)
-        sha = getattr(info, "sha", None)
+        sha = info.get("sha")
         if not isinstance(sha, str) or not FULL_SHA.fullmatch(sha):
             raise HubError(f"{self.shown} returned no full commit sha for {where.what}.",
                            hint="Is HF_ENDPOINT a Hugging Face Hub (or compatible mirror)?")
-        files = tuple(_entry(s, self.shown, where.what) for s in (info.siblings or []))
+        siblings = info.get("siblings") or []
+        if not isinstance(siblings, list):
+            raise HubError(f"{self.shown} listed the files of {where.what} as something that is "
+                           "not a list; the answer is not from a genuine Hub.")
+        files = tuple(_entry(s, self.shown, where.what) for s in siblings)
         return RepoInfo(repo_id, sha, tuple(sorted(files, key=lambda f: f.path)))
 
     def fetch(self, repo_id: str, sha: str, path: str) -> bytes:
@@ -133,9 +139,7 @@ class HubClient:
 
     def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None) -> bytes:
         """GET the resolve URL at `sha`, optionally ranged; reads at most the span's length."""
-        from huggingface_hub import hf_hub_url
-
-        url = hf_hub_url(repo_id, path, revision=sha, endpoint=self.endpoint)
+        url = file_url(self.endpoint, repo_id, sha, path)
         where = Where(self.shown, repo_id, sha, path, self.timeout)
         self._step(where.what)
         return with_retries(lambda: self._stream(url, None, span, MAX_FILE_BYTES_READ,
@@ -167,6 +171,18 @@ class HubClient:
         return run_with_deadline(work, self.budget.left())
 
 
+def file_url(endpoint: str, repo_id: str, revision: str, path: str) -> str:
+    """A file's resolve URL, as huggingface_hub.hf_hub_url spells it (its URL template and
+    quoting) for a model repo on `endpoint`, without importing file_download."""
+    from urllib.parse import quote
+
+    from huggingface_hub import constants
+
+    url = constants.HUGGINGFACE_CO_URL_TEMPLATE.format(
+        repo_id=repo_id, revision=quote(revision, safe=""), filename=quote(path))
+    return endpoint + url[len(constants.ENDPOINT):] if url.startswith(constants.ENDPOINT) else url
+
+
 MAX_FILE_BYTES = 2**50      # 1 PiB: no single checkpoint file is larger
 MAX_PATH_CHARS = 1024
 
@@ -174,15 +190,18 @@ MAX_PATH_CHARS = 1024
 def _entry(sibling, endpoint: str, what: str) -> FileEntry:
     """One model_info sibling as a FileEntry; HubError unless its name is a plain relative
     path and its size (LFS size first) an integer byte count from 0 to MAX_FILE_BYTES."""
-    name = getattr(sibling, "rfilename", None)
+    if not isinstance(sibling, dict):
+        raise HubError(f"{endpoint} listed a file entry {str(sibling)[:80]!r} for {what}, which "
+                       "is not an object; the answer is not from a genuine Hub.")
+    name = sibling.get("rfilename")
     if (not isinstance(name, str) or not name or len(name) > MAX_PATH_CHARS
             or name.startswith("/") or any(part in ("", ".", "..") for part in name.split("/"))
             or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name)):
         raise HubError(f"{endpoint} listed a file named {str(name)[:80]!r} for {what}, which is "
                        "not a plain relative path; the answer is not from a genuine Hub.")
-    lfs = getattr(sibling, "lfs", None)
+    lfs = sibling.get("lfs")
     size = lfs.get("size") if isinstance(lfs, dict) and lfs.get("size") is not None \
-        else getattr(sibling, "size", None)
+        else sibling.get("size")
     if size is None:
         return FileEntry(name, None)
     if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_FILE_BYTES:

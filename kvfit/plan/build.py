@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import UsageError
-from ..metadata import Metadata
+from ..metadata import Metadata, once
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -48,6 +48,7 @@ class Model:
     declared: int | None = None
     rope: object = None
     memo: dict = field(default_factory=dict, repr=False)
+    per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
     judge: object = None            # kvfit.plan.constraints.Judge: the engines' layout rules
 
     def at(self, ctx: int) -> list:
@@ -128,7 +129,8 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
         """The config-shape estimate (computed at most once): (WeightEstimate | None, why)."""
         if not memo:
             from ..weights import config_estimate
-            memo.append(config_estimate(meta, res, model_bytes, req.mtp)
+            memo.append(once(meta, ("estimate", model_bytes, req.mtp),
+                             lambda: config_estimate(meta, res, model_bytes, req.mtp))
                         if arch.parameters is not None
                         else (None, f"spec '{arch.id}' lists no parameter shapes"))
         return memo[0]
@@ -170,7 +172,8 @@ def _judge(cap, quant, res, own, meta, model_bytes):
         from ..weights import config_estimate
         from .expert_split import split_of
 
-        est, _ = config_estimate(meta, res, model_bytes) if res.arch.parameters else (None, "")
+        est, _ = once(meta, ("estimate", model_bytes, False), lambda: config_estimate(
+            meta, res, model_bytes)) if res.arch.parameters else (None, "")
         split = split_of(est) if est is not None else None
         return split.routed_bytes if split else None
 
@@ -260,7 +263,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     """Read the checkpoint (unless `meta` is the one already read), match its spec and count
     its state: (Model, report head)."""
     meta = load_metadata(req) if meta is None else meta
-    res = resolve_architecture(meta.config)
+    res = once(meta, ("resolution",), lambda: resolve_architecture(meta.config))
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
     quant = quant_section(meta, warnings)
@@ -272,7 +275,8 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     rope_warning(root, prefix, warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}
-    comps = evaluate_components(arch, fields, sets, ctx, names, layout)
+    comps = once(meta, ("state", ctx, tuple(names.items()), layout),
+                 lambda: evaluate_components(arch, fields, sets, ctx, names, layout))
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = tp_divides(arch, values)
     caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())

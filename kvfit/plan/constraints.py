@@ -1,7 +1,7 @@
 """Layout shapes the serving engines enforce at start-up (specs/engines/*.yaml
 `layout_constraints`), checked for every layout of a plan.
 
-A block-quantized FP8 checkpoint (weight_block_size [block_n, block_k]) shards a dimension
+A block-quantized FP8 or INT8 checkpoint (weight_block_size [block_n, block_k]) shards a dimension
 such as moe_intermediate_size over the ranks that split it; each rank's shard must be whole
 blocks, or the engine refuses to start, refines the block scales (same bytes), or pads the
 shard to whole blocks (the padded bytes are charged to the layout's weights per rank).
@@ -18,6 +18,10 @@ from math import gcd
 
 MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+# how a block-quantized weight format is named in a refusal
+_KIND = {"fp8-block": "FP8", "int8-block": "INT8"}
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,8 @@ class Judge:
             return None
         label = f"{NAMES[rules.engine]} {rules.version}"
         what = (f"{c['dimension']} {dim:,} / TP{tp} = {shard:,} per rank is not a multiple of "
-                f"the checkpoint's {bn} x {bk} FP8 weight block")
+                f"the checkpoint's {bn} x {bk} {_KIND.get(self.algorithm, 'quantized')} weight "
+                "block")
         base = {"engine": label, "constraint": c["id"], "dimension": c["dimension"],
                 "value": dim, "tp": tp, "shard": shard, "block": [bn, bk], "extra_bytes": 0}
         for rem in c.get("remedies", ()):

@@ -15,6 +15,15 @@ vLLM's equivalent is `--data-parallel-size A --tensor-parallel-size T
     padding = one padding page of the pool (token state) or one slot (constant state)
     sequences per attention group = floor((budget - weights - reserve - padding) / state)
     max_sequences = that x A attention groups x (GPUs / G) model groups
+
+Not modelled yet (SGLang 0.5.23, models/deepseek_v2.py family): the engine splits only the
+attention and the input embedding over attention TP; the dense MLP layers (:2665-2675,
+parallel_group "tp" unless --moe-dense-tp-size 1 replicates them), the shared experts (:888-896,
+"tp" unless an all-to-all MoE backend such as DeepEP or SGLANG_SHARED_EXPERT_TP1 replicates them)
+and lm_head (:3291-3297, the attention-TP group only with --enable-dp-lm-head) split over the
+whole --tp group G. Counting them over T therefore over-counts those bytes per rank with the
+default flags (capacity under-stated), and under-counts the shared experts when an all-to-all
+backend replicates them (capacity over-stated).
 """
 
 from __future__ import annotations

@@ -67,11 +67,13 @@ def capacity(base: dict, w: int | None, state: int, padding: int, budget: Budget
 
 
 def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
-           required: int, invalid: list[str], extra: int = 0) -> dict:
+           required: int, invalid: list[str], extra: int = 0, state: int | None = None) -> dict:
     """One plain TP x DP layout's per-rank numbers, capacity and verdict (JSON-ready);
-    `extra`: bytes per rank an engine adds by padding sharded weights."""
+    `extra`: bytes per rank an engine adds by padding sharded weights; `state`: the per-rank
+    state bytes per sequence when already counted (else counted from `components`)."""
     dp = topo.gpus // tp
-    state = sum(c.per_rank(tp) for c in components)
+    if state is None:
+        state = sum(c.per_rank(tp) for c in components)
     w = None if weights is None else -(-weights // tp) + extra
     base = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
             "dp": dp, "group_gpus": tp, "valid": not invalid} | placement(tp, topo) | {

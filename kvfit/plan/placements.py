@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..report.words import count, number
 from . import systems
+from .constraints import Verdict
 from .layouts import (
     Budget,
     best_of,
@@ -91,9 +92,7 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
         raise UsageError(f"--tp {req.tp} must divide {where}.")
     judge = m.judge
-    out = [layout(t, topo, m.weights.bytes, comps, b, required,
-                  tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems),
-                  _verdict(judge, t, t).extra_bytes)
+    out = [layout(t, topo, m.weights.bytes, comps, b, required, *_tp_facts(m, comps, t))
            for t in tp_candidates(topo.gpus, req.tp)
            if req.dp is None or req.parallelism != "tp" or topo.gpus // t == req.dp]
     if req.parallelism != "tp":
@@ -111,7 +110,7 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
         checks = _verdict(judge, lay.get("attention_tp", lay["tp"]), moe_tp, group).checks
         if checks:
             lay["engine_constraints"] = [dict(c) for c in checks]
-        copies = replication(lay.get("attention_tp", lay["tp"]), comps)
+        copies = _replication(m, lay.get("attention_tp", lay["tp"]), comps)
         lay["copies"] = copies
         lay["replication"] = [c["note"] for c in copies]
         m.capacity.apply(lay, comps, ctx, topo.accelerator, b.memory_bytes, m.weights, required)
@@ -120,9 +119,33 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
 
 def _verdict(judge, dense_tp: int, moe_tp: int, group: int | None = None):
     """The engines' layout-constraint verdict (an empty one without a judge)."""
-    from .constraints import Verdict
-
     return judge.check(dense_tp, moe_tp, group) if judge is not None else Verdict()
+
+
+def _per_tp(m, comps, key: tuple, produce):
+    """produce() once per plan for these components (`m.per_tp`; a search or an inverse
+    question evaluates the same TP sizes on topology after topology)."""
+    slot = m.per_tp.get((id(comps), *key))
+    if slot is None or slot[0] is not comps:    # kept with its components, so ids stay theirs
+        slot = m.per_tp[(id(comps), *key)] = (comps, produce())
+    return slot[1]
+
+
+def _tp_facts(m, comps, t: int) -> tuple[list[str], int, int]:
+    """What plain TP=t is on any topology: why it is invalid (model divisibility, engine
+    refusals), the engine's padding bytes per rank, and per-rank state bytes per sequence."""
+    def produce():
+        v = _verdict(m.judge, t, t)
+        return (tp_problems(t, comps, m.divides) + list(v.problems), v.extra_bytes,
+                sum(c.per_rank(t) for c in comps))
+
+    invalid, extra, state = _per_tp(m, comps, ("tp", t), produce)
+    return list(invalid), extra, state
+
+
+def _replication(m, tp: int, comps) -> list[dict]:
+    """replication() once per (components, TP size) of a plan; each layout gets its own copy."""
+    return [dict(c) for c in _per_tp(m, comps, ("copies", tp), lambda: replication(tp, comps))]
 
 
 def _no_layout(req, topo) -> str:

@@ -4,7 +4,9 @@ For each system family, node counts 1..N are tried in order and every layout is 
 on each (plain TP x DP across any fabric; attention-DP + EP groups inside one scale-up
 domain). The first count whose best layout (any fabric) meets the target is the candidate;
 it states its best node-local layout and its best layout on any fabric, so a cross-domain
-result never passes for a validated local one. A family is "incompatible" when the model
+result never passes for a validated local one. Past the candidate, the smallest count with a
+node-local fit is found by doubling and bisection where such a fit only grows with nodes
+(plain TP x DP), else by walking on. A family is "incompatible" when the model
 cannot be placed on it at all (no valid layout, or a 4-bit cache format the accelerator
 lacks), and has "no candidate" when layouts exist but none reaches the target within N.
 """
@@ -42,13 +44,13 @@ def _incompatible(m, acc) -> str | None:
 
 
 def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> dict:
-    """Walk node counts 1..max_nodes; the first whose best any-fabric layout fits."""
+    """Walk node counts 1..max_nodes to the first whose best any-fabric layout fits; from
+    there, the smallest count whose best node-local layout fits (see _first_local)."""
     best_seen, valid, found, local_at = None, False, None, None
-    for n in range(1, max_nodes + 1):
-        topo = systems.of_system(system, n)
-        if req.tp is not None and topo.gpus % req.tp:
-            continue
-        _, out, hw = placements.run_topology(req, m, topo, m.comps, required, basis)
+    counts = [n for n in range(1, max_nodes + 1)
+              if req.tp is None or (system.accelerators * n) % req.tp == 0]
+    for i, n in enumerate(counts):
+        out, hw = _outcome(req, m, system, n, required, basis)
         anyf, local = out["best_any_fabric"], out["best_scale_up_local"]
         valid = valid or anyf is not None
         if anyf and (best_seen is None or anyf["max_sequences"] > best_seen[1]["max_sequences"]):
@@ -58,7 +60,50 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> d
         if local and local["fits"]:
             local_at = n
             break
+        if found is not None and _local_grows(req, system):
+            local_at = _first_local(req, m, system, counts[i + 1:], required, basis)
+            break
     return {"valid": valid, "best_seen": best_seen, "found": found, "local_at": local_at}
+
+
+def _outcome(req, m, system, n: int, required: int, basis: str | None) -> tuple[dict, dict]:
+    """(outcome, hardware fields) of `n` complete systems."""
+    _, out, hw = placements.run_topology(req, m, systems.of_system(system, n), m.comps,
+                                         required, basis)
+    return out, hw
+
+
+def _local_grows(req, system) -> bool:
+    """Whether a node-local fit, once reached, holds at every larger node count: with plain TP
+    x DP (no fixed DP) on a system whose scale-up domain divides its accelerators, the
+    node-local layouts are the same TP groups at every count (TP dividing one domain), each
+    replica holds the same sequences, and the replicas grow with the nodes."""
+    return (req.parallelism == "tp" and req.dp is None
+            and system.accelerators % system.domain_accelerators == 0)
+
+
+def _first_local(req, m, system, counts: list[int], required: int, basis) -> int | None:
+    """The first of `counts` (ascending) whose best node-local layout fits, for a fit that
+    only grows with the count (_local_grows): doubling steps out to the first fit, then
+    bisection back, so a search to 1,024 nodes evaluates about 20 counts, not 1,024."""
+    def fits(i: int) -> bool:
+        local = _outcome(req, m, system, counts[i], required, basis)[0]["best_scale_up_local"]
+        return bool(local and local["fits"])
+
+    lo, step = -1, 1                      # counts[lo] does not fit (-1: none tried yet)
+    while True:
+        hi = min(lo + step, len(counts) - 1)
+        if hi <= lo:
+            return None
+        if fits(hi):
+            break
+        if hi == len(counts) - 1:
+            return None
+        lo, step = hi, step * 2
+    while hi - lo > 1:                    # counts[lo] does not fit, counts[hi] fits
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return counts[hi]
 
 
 def candidate(req, m, system, required: int, max_nodes: int, basis: str | None = None) -> dict:

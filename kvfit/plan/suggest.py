@@ -31,12 +31,13 @@ def _quiet(req, **changes):
     return replace(req, suggest=False, print_command=None, check_engine=None, **changes)
 
 
-def _replan(asked, **changes) -> dict | None:
+def _replan(asked, meta=None, **changes) -> dict | None:
     """A whole plan of the question as the user asked it, with `changes` (the utilization
-    stays unstated when the user did not state it: SGLang then keeps its own fraction)."""
+    stays unstated when the user did not state it: SGLang then keeps its own fraction);
+    `meta`: the checkpoint the plan already read, when the changes keep the model."""
     from .build import plan
     try:
-        return plan(_quiet(asked, **changes))
+        return plan(_quiet(asked, **changes), meta=meta)
     except KvfitError:
         return None
 
@@ -56,14 +57,14 @@ def _fp8(req, asked, m, report):
     if Fraction(report["dtypes"]["kv"]["bytes_per_value"]) <= 1:
         return None
     flags = {k: v for k, v in req.engine_flags.items() if k != "kv_cache_dtype"}
-    r = _replan(asked, kv_dtype="fp8", engine_flags=flags)
+    r = _replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags)
     if r and r["fits"] is True:
         lay = recommended_layout(r)
         return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
                       f"{count(lay['max_sequences'], 'sequence')}", r, value="fp8")
     if report.get("inverse"):
         return None
-    r = _replan(asked, kv_dtype="fp8", engine_flags=flags, max_context=True)
+    r = _replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags, max_context=True)
     top = r and r["inverse"]["max_context_tokens"]
     if not top:
         return None
@@ -80,7 +81,7 @@ def _radix(req, asked, m, report):
     if req.engine != "sglang" or req.engine_flags.get("disable_radix_cache") or not any(
             c.kind == "constant" for c in m.comps):
         return None
-    r = _replan(asked, engine_flags=req.engine_flags | {"disable_radix_cache": True})
+    r = _replan(asked, m.meta, engine_flags=req.engine_flags | {"disable_radix_cache": True})
     if not r or r["fits"] is not True:
         return None
     lay = recommended_layout(r)
@@ -132,7 +133,7 @@ def _dpa(req, asked, m, report):
                                           for c in m.comps):
         return None
     profile = "vllm-dp-ep" if req.engine == "vllm" else "sglang-dpa"
-    r = _replan(asked, parallelism=profile)
+    r = _replan(asked, parallelism=profile)   # reads the weight headers itself
     if not r or r["fits"] is not True:
         return None
     lay = recommended_layout(r)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,8 @@ def _python(given: str | None) -> tuple[str, str]:
     if given is None:
         return sys.executable, "the current interpreter"
     if os.sep not in given and "/" not in given:
+        import shutil
+
         found = shutil.which(given)
         if not found:
             raise UsageError(f"--engine-python {given}: no such command on PATH.")

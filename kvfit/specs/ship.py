@@ -11,6 +11,7 @@ simply misses and is revalidated, so a stale file is slower, never wrong.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -65,8 +66,10 @@ def render(bundle: dict) -> str:
     entry keeps its data in spec order."""
     lines = [f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"
              for k, v in sorted(bundle["entries"].items())]
-    head = '{"format": ' + str(bundle["format"]) + ', "entries": {\n'
-    return head + ",\n".join(lines) + "\n}}\n"
+    body = ",\n".join(lines) + "\n}}\n"
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    head = '{"format": ' + str(bundle["format"]) + f', "sha256": "{digest}", "entries": {{\n'
+    return head + body
 
 
 def write(target: Path, text: str) -> None:

@@ -40,6 +40,10 @@ def value_at(root: dict, dotted: str):
 
 
 def _coerce(f: Field, key: str, value):
+    if f.type == "string" and isinstance(value, bool):
+        # a key some configs write as a boolean and others as a word (Laguna's gating: true or
+        # "per-head") reads as the boolean's JSON spelling, so an enum can name both
+        value = "true" if value else "false"
     ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool) or (
               isinstance(v, float) and v.is_integer()),
           "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),

@@ -2,7 +2,8 @@
 
 Classes: answered | clean (KvfitError / ExprError: a one-paragraph refusal) | wrong (an
 answer breaking an invariant) | traceback (any other exception) | hang (no result within
-the watchdog; the worker is killed and replaced) | memory (MemoryError under the cap).
+the watchdog, counted in the worker's CPU seconds; the worker is killed and replaced) |
+memory (MemoryError under the cap).
 Case i of a kind is built from random.Random(f"{seed}:{kind}:{i}"), so any case can be
 rebuilt alone from its index.
 """
@@ -20,6 +21,21 @@ from pathlib import Path
 
 CLASSES = ("answered", "clean", "wrong", "traceback", "hang", "memory")
 MEMORY_CAP = 1 << 30          # 1 GiB over what the worker uses when it starts
+POLL_S = 0.25                 # how often the watchdog looks at the worker's CPU time
+WALL_FACTOR = 6               # a case waiting (no CPU) this many watchdogs long also hangs
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def _block() -> None:
+    import threading
+    threading.Event().wait()
+
+
+WATCHDOG_PROBES = {"_spin": _spin, "_block": _block}
 
 
 def case_rng(seed: int, kind: str, index: int) -> random.Random:
@@ -33,7 +49,12 @@ def classify(kind: str, seed: int, index: int) -> tuple[str, str]:
 
     from .targets import TARGETS, Wrong, make_case
 
-    case = make_case(kind, case_rng(seed, kind, index))
+    if kind in WATCHDOG_PROBES:                  # the watchdog's own tests: cases that never end
+        WATCHDOG_PROBES[kind]()
+    try:
+        case = make_case(kind, case_rng(seed, kind, index))
+    except Exception as exc:  # noqa: BLE001 - a broken generator is reported, not a dead worker
+        return "traceback", f"the {kind} generator failed: {type(exc).__name__}: {str(exc)[:160]}"
     try:
         return "answered", TARGETS[kind](case)
     except (KvfitError, ExprError) as exc:
@@ -102,16 +123,33 @@ class Pool:
             raise RuntimeError("the fuzz worker did not start")
 
     def run(self, kind: str, seed: int, index: int, watchdog: float) -> tuple[str, str]:
+        """A case hangs when the worker spends `watchdog` seconds of CPU on it, or waits
+        WALL_FACTOR times as long in wall time (a case blocked on a socket uses no CPU). CPU
+        time, not wall time, is what a loaded machine cannot inflate."""
         self.conn.send((kind, seed, index))
-        if self.conn.poll(watchdog):
-            try:
-                return self.conn.recv()
-            except EOFError:
-                pass
-            self._restart()
-            return "memory", "the worker died (memory cap or crash)"
+        cpu0, wall_limit = self._cpu(), watchdog * WALL_FACTOR
+        waited = 0.0
+        while not self.conn.poll(min(POLL_S, watchdog)):
+            waited += min(POLL_S, watchdog)
+            used = self._cpu() - cpu0 if cpu0 is not None else waited
+            if used >= watchdog or waited >= wall_limit:
+                self._restart()
+                return "hang", f"no result after {used:.1f} s of CPU, {waited:.0f} s waited"
+        try:
+            return self.conn.recv()
+        except EOFError:
+            pass
         self._restart()
-        return "hang", f"no result within {watchdog:g} s"
+        return "memory", "the worker died (memory cap or crash)"
+
+    def _cpu(self) -> float | None:
+        """The worker's user + system CPU seconds (Linux /proc), or None where unreadable."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
 
     def _restart(self) -> None:
         if self.proc.is_alive() and self.proc.pid:

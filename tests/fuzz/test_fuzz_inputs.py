@@ -41,3 +41,14 @@ def test_hostile_inputs_are_answered_or_refused(kind, pool):
 
 def test_cases_are_reproducible_from_their_index():
     assert classify("expr", 14, 3) == classify("expr", 14, 3)
+
+
+@pytest.mark.parametrize("probe", ["_spin", "_block"])
+def test_the_watchdog_ends_cases_that_never_end(probe, pool):
+    # _spin burns CPU for ever: it is stopped after the watchdog's CPU seconds, however loaded
+    # the machine; _block waits for ever on an event: it uses no CPU and is stopped after
+    # WALL_FACTOR watchdogs of waiting. Neither can end by itself, so the outcome is fixed.
+    cls, detail = pool.run(probe, 0, 0, watchdog=0.5)
+    assert cls == "hang" and "no result after" in detail, (cls, detail)
+    # the worker was replaced and answers the next case
+    assert pool.run("expr", 14, 0, watchdog=WATCHDOG_S)[0] in ("answered", "clean")

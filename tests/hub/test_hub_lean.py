@@ -1,0 +1,48 @@
+"""The Hub path loads only the parts of huggingface_hub a plan uses: its constants, headers,
+session and errors, never hf_api (ModelInfo) or file_download, which are most of the library's
+import time and memory. A plan process is inspected, not timed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from huggingface_hub import hf_hub_url
+
+from kvfit.hub.transport import file_url
+
+PROBE = """
+import json, sys
+from kvfit.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("huggingface_hub"))),
+      file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_hub_plan_imports_neither_hf_api_nor_file_download(hub, tmp_path):
+    env = dict(os.environ, KVFIT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_DISABLE_TELEMETRY="1")
+    proc = subprocess.run([sys.executable, "-c", PROBE, "kvfit-test/tiny-qwen3", "--context",
+                           "4k", "--hardware", "h100-80", "--json"], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["model"]["origin"] == "hub" and len(hub.state.log) == 3
+    loaded = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert "huggingface_hub.utils._http" in loaded          # the library's session is used
+    assert "huggingface_hub.hf_api" not in loaded
+    assert "huggingface_hub.file_download" not in loaded
+
+
+@pytest.mark.parametrize("path,revision", [
+    ("config.json", "0" * 40), ("sub dir/w eights#1.safetensors", "main"),
+    ("original/consolidated.safetensors", "refs/pr/1"), ("ünï/cödé?.json", "v1.0"),
+])
+def test_file_urls_are_spelled_as_hf_hub_url_spells_them(path, revision):
+    endpoint = "http://127.0.0.1:9"
+    assert file_url(endpoint, "org/name", revision, path) == hf_hub_url(
+        "org/name", path, revision=revision, endpoint=endpoint)
