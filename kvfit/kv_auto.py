@@ -27,16 +27,18 @@ from .state.fields import value_at
 
 
 def _modelopt_value(value) -> str | None:
-    """vLLM's get_kv_cache_quant_algo_string mapping: a scheme dict or an algorithm name."""
+    """vLLM's get_kv_cache_quant_algo_string mapping (a scheme dict or an algorithm name), then
+    MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP (vllm/utils/torch_utils.py:78-81: fp8 -> fp8_e4m3, the
+    cache dtype the engine then runs with; some backends take fp8_e4m3 but not fp8)."""
     if isinstance(value, dict):
         if value.get("dynamic") is False and value.get("num_bits") == 8 \
                 and value.get("type") == "float":
-            return "fp8"
+            return "fp8_e4m3"
         if value.get("num_bits") == 4 and value.get("type") == "float":
             return "nvfp4"
         return None
     if isinstance(value, str):
-        return {"fp8": "fp8", "nvfp4": "nvfp4"}.get(value.strip().lower())
+        return {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}.get(value.strip().lower())
     return None
 
 

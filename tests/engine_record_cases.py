@@ -26,19 +26,7 @@ RECORD = ROOT / "tests" / "engine_probe" / "vllm-0.33.0-kv.jsonl"
 TOLERANCE = 0.005
 # Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
 # name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
-_GEMMA4_FP8 = ("issue 11: Gemma-4 with an 8-bit cache; vLLM's TRITON_FLASH_ATTN backend plans "
-               "64-token blocks (recorded spec block_size 64), kvfit keeps 16 (not modelled yet)")
-_DSA_E4M3 = ("issue 11 rule 2: a checkpoint-declared fp8_e4m3 cache on the SM90 sparse backend "
-             "(FLASHINFER_MLA_SPARSE_SM90) stores 576 B latent rows + 132 B indexer; kvfit uses "
-             "the 656 B fp8_ds_mla layout (not modelled yet)")
-_MINIMAX_M3 = ("issue 11 rule 2: MiniMax-M3's attention uses 128-token blocks and its indexer stays "
-               "bf16 under an fp8 cache (recorded); kvfit plans 16-token blocks (not modelled yet)")
-KNOWN: dict[str, str] = {
-    "google--gemma-4-26B-A4B/fp8": _GEMMA4_FP8, "nvidia--Gemma-4-26B-A4B-NVFP4": _GEMMA4_FP8,
-    "nvidia--Gemma-4-31B-IT-NVFP4": _GEMMA4_FP8, "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_E4M3,
-    "nvidia--GLM-5-NVFP4/auto": _DSA_E4M3, "nvidia--GLM-5.1-NVFP4/auto": _DSA_E4M3,
-    "nvidia--GLM-5.2-NVFP4/auto": _DSA_E4M3, "nvidia--MiniMax-M3-NVFP4": _MINIMAX_M3,
-}
+KNOWN: dict[str, str] = {}   # none since issue 11's Gemma-4 / DSA fp8_e4m3 / MiniMax-M3 rules
 
 
 def known_cause(row: dict) -> str | None:
@@ -151,7 +139,9 @@ def kvfit_token_bytes(p: Point) -> Fraction:
     from kvfit.engines.state import engine_state
     rules = rules_for("vllm", "0.33.0")
     spelling = "auto" if p.kv == "auto" else p.kv
-    state = engine_state(_checkpoint(p.dir), rules, spelling, p.length)
+    from kvfit.hardware import find_accelerator
+    cc = find_accelerator("h100-80").compute_capability     # the record emulates SM90
+    state = engine_state(_checkpoint(p.dir), rules, spelling, p.length, capability=cc)
     total = Fraction(0)
     for page in layer_pages(state.components, p.tp):
         if page.family != "recurrent":

@@ -45,7 +45,11 @@ class Inputs:
     index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default);
     stages: pipeline stages, each {"components", "weights_bytes_per_rank", "last", "layers"}
       (None: no pipeline parallelism; vLLM only, kvfit.engines.vllm_pp);
-    sampler: False on a PP stage that is not the last (no sampler logits in its profiling run).
+    sampler: False on a PP stage that is not the last (no sampler logits in its profiling run);
+    kv_name: kvfit's name of the KV cache dtype ("fp8_e4m3"; some backends take only some 8-bit
+      spellings); head_size: the model's largest attention head size (vLLM's whole-model
+      head_size, the maximum over layers; None: unknown or not a plain-attention model);
+    config: the model's text config (kernel choices read it, e.g. a KDA gate bound).
     """
 
     components: list
@@ -70,6 +74,9 @@ class Inputs:
     kv_bytes: float | None = None
     stages: list | None = None
     sampler: bool = True
+    kv_name: str | None = None
+    head_size: int | None = None
+    config: dict | None = None
 
     @property
     def latent(self) -> bool:

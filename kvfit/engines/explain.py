@@ -111,12 +111,13 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
     tp_basis = "user" if tp else ("log" if facts.tp else "assumed")
     tp = tp or facts.tp or 1
     context = int(fl.get("max_model_len") or 0)
+    cap = _capability(hardware)
     state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context or 1,
-                         model_dtype=fl.get("dtype"))
+                         model_dtype=fl.get("dtype"), capability=cap)
     if not context:
         context = state.max_context or 1
         state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context,
-                             model_dtype=fl.get("dtype"))
+                             model_dtype=fl.get("dtype"), capability=cap)
     fl.setdefault("max_model_len", context)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},
                   log_weights)
@@ -157,7 +158,14 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
                   overrides=overrides, graph_counts=graphs, max_context=state.max_context,
                   device=acc.id if acc is not None else None,
                   capability=acc.compute_capability if acc is not None else None,
-                  kv_bytes=float(state.kv.bytes))
+                  kv_bytes=float(state.kv.bytes), kv_name=state.kv.name,
+                  head_size=state.head_size, config=state.resolution.root)
+
+
+def _capability(hardware: str | None) -> str | None:
+    """The named GPU's compute capability (None without --hardware)."""
+    from ..hardware import find_accelerator
+    return find_accelerator(hardware).compute_capability if hardware else None
 
 
 def _from_printed(facts, version, flags, inp) -> dict | None:

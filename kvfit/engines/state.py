@@ -30,6 +30,7 @@ class EngineState:
     model_bytes: object
     warnings: list = field(default_factory=list)
     resolution: object = None   # the state.resolve.Resolution the components came from
+    head_size: int | None = None   # the model's largest attention head size (model_head_size)
 
 
 def _spelling(rules, text: str) -> dict:
@@ -41,8 +42,11 @@ def _spelling(rules, text: str) -> dict:
                      hint=f"{rules.engine} accepts: {known}.")
 
 
-def _applies(choice: dict, kv: str, roots: list[dict]) -> bool:
+def _applies(choice: dict, kv: str, roots: list[dict], capability: str | None) -> bool:
     if "when_kv" in choice and kv not in choice["when_kv"]:
+        return False
+    majors = choice.get("when_capability")
+    if majors and (not capability or int(str(capability).split(".")[0]) not in majors):
         return False
     lacks = choice.get("when_config_lacks")
     if lacks and any(lacks in r for r in roots):
@@ -54,9 +58,11 @@ def _applies(choice: dict, kv: str, roots: list[dict]) -> bool:
     return True
 
 
-def _layout(rules, entry: dict, arch, kv: str, roots: list[dict]) -> str | None:
+def _layout(rules, entry: dict, arch, kv: str, roots: list[dict],
+            capability: str | None = None) -> str | None:
     """The storage layout the engine uses: a packed spelling's, else the first of the
-    engine spec's `cache_layouts` that this architecture defines and whose conditions hold."""
+    engine spec's `cache_layouts` that this architecture defines and whose conditions hold
+    (a row with `when_capability` needs the GPU's compute capability to be known)."""
     names = {n for c in arch.components for n, _, _ in c.layouts}
     if entry.get("layout"):
         if entry["layout"] not in names:
@@ -64,7 +70,7 @@ def _layout(rules, entry: dict, arch, kv: str, roots: list[dict]) -> str | None:
                              f"('{entry['layout']}') that spec '{arch.id}' does not describe.")
         return entry["layout"]
     return next((c["layout"] for c in rules.layouts
-                 if c["layout"] in names and _applies(c, kv, roots)), None)
+                 if c["layout"] in names and _applies(c, kv, roots, capability)), None)
 
 
 def _vocab(config: dict, root: dict) -> int | None:
@@ -76,10 +82,12 @@ def _vocab(config: dict, root: dict) -> int | None:
 
 
 def engine_dtypes(meta: Metadata, res, rules, kv_spelling: str | None, quant: dict,
-                  model_dtype: str | None = None, warnings: list | None = None):
+                  model_dtype: str | None = None, warnings: list | None = None,
+                  capability: str | None = None):
     """(KV CacheDtype, model CacheDtype, storage layout) as the engine resolves them.
 
-    kv_spelling: the engine's --kv-cache-dtype (None: auto); model_dtype: its --dtype."""
+    kv_spelling: the engine's --kv-cache-dtype (None: auto); model_dtype: its --dtype;
+    capability: the GPU's compute capability (None: unknown), for backend-specific layouts."""
     arch, root, root_name = res.arch, res.root, res.root_name
     warnings = [] if warnings is None else warnings
     entry = _spelling(rules, kv_spelling or "auto")
@@ -91,8 +99,30 @@ def engine_dtypes(meta: Metadata, res, rules, kv_spelling: str | None, quant: di
         kv = dtypes.explicit(entry["kvfit"], f"--kv-cache-dtype {entry['spelling']} ->")
     model = kv_auto.served(rules, meta, root, root_name, model_dtype) or dtypes.CacheDtype(
         "bf16", dtypes.WIDTHS["bf16"], "assumption: bf16")
-    layout = _layout(rules, entry, arch, kv.name, [root, meta.config])
+    layout = _layout(rules, entry, arch, kv.name, [root, meta.config], capability)
     return kv, model, layout
+
+
+def model_head_size(rules, fields: dict) -> int | None:
+    """The engine's whole-model head size: the largest of the architecture fields the rule
+    attention_block_by_head_size names (vLLM takes the maximum over layers); None without it."""
+    rule = rules.values.get("attention_block_by_head_size")
+    if not rule:
+        return None
+    sizes = [fields[n].value for n in rule.get("head_size_fields", ()) if n in fields]
+    sizes = [v for v in sizes if isinstance(v, int) and not isinstance(v, bool)]
+    return max(sizes) if sizes else None
+
+
+def index_default(rules, arch_id: str) -> dtypes.CacheDtype | None:
+    """The sparse-indexer key dtype the engine uses for this architecture when none is stated
+    (rule indexer_kv_default), or None: then it follows the KV dtype."""
+    rule = rules.values.get("indexer_kv_default")
+    for row in rule["value"] if rule else ():
+        if row["architecture"] == arch_id:
+            name = row["dtype"]
+            return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"engine rule {rule['source']}")
+    return None
 
 
 def vocab_size(meta: Metadata, res) -> int | None:
@@ -101,18 +131,22 @@ def vocab_size(meta: Metadata, res) -> int | None:
 
 
 def engine_state(meta: Metadata, rules, kv_spelling: str | None, context: int,
-                 mtp: bool = False, model_dtype: str | None = None) -> EngineState:
+                 mtp: bool = False, model_dtype: str | None = None,
+                 capability: str | None = None) -> EngineState:
     """Evaluate the checkpoint's components at `context` tokens in the engine's KV dtype.
 
-    model_dtype: the engine's --dtype flag (None/auto: as the engine reads the config)."""
+    model_dtype: the engine's --dtype flag (None/auto: as the engine reads the config);
+    capability: the GPU's compute capability (None: unknown), for backend-specific layouts."""
     res = resolve_architecture(meta.config)
     arch, fields, sets = res.arch, res.fields, res.sets
     warnings: list[str] = []
     quant = summarize(meta).to_json()
     kv, model, layout = engine_dtypes(meta, res, rules, kv_spelling, quant, model_dtype,
-                                      warnings)
-    names = {"kv_bytes": kv.bytes, "index_bytes": kv.bytes, "model_bytes": model.bytes,
+                                      warnings, capability)
+    index = index_default(rules, arch.id) or kv
+    names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if mtp else 0}
     comps = evaluate_components(arch, fields, sets, context, names, layout)
     return EngineState(comps, arch.id, kv, layout, quant, _vocab(meta.config, res.root),
-                       fields["max_context"].value, model, warnings, res)
+                       fields["max_context"].value, model, warnings, res,
+                       model_head_size(rules, fields))

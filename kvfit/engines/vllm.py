@@ -15,6 +15,7 @@ from dataclasses import replace
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
 from .pages import group_pages, layer_pages
+from .vllm_blocks import attention_block, state_blocks
 
 _ALIGN = "engine rule vllm/platforms/interface.py:939-1137 (attention block raised so one " \
          "attention page holds one recurrent state; the recurrent page is padded to it)"
@@ -110,7 +111,7 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
     elif inp.latent:
         bs = _latent_block(rules, inp)
     else:
-        bs = num(rules["default_block_size"], rules.basis("default_block_size"))
+        bs = attention_block(rules, inp)
     rec = [p for p in pages if p.family == "recurrent"]
     att = [p for p in pages if p.family != "recurrent"]
     if not (rec and att):
@@ -139,8 +140,11 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
 
 
 def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
-                   align: bool) -> list[dict]:
-    """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093)."""
+                   align: dict | bool | None) -> list[dict]:
+    """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093).
+
+    align: None / False without prefix-caching align mode, else {recurrent group: (state
+    blocks, kernel rule)} from state_blocks (True, or a group not listed: mamba_blocks_align)."""
     in_flight = rules["sliding_in_flight_batches"] * mnbt
     out = []
     for g in groups:
@@ -153,9 +157,14 @@ def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
         elif g.family == "chunked":
             n, why = math.ceil(min(g.window + in_flight, L) / bt), "chunk + in-flight tokens"
         elif g.family == "recurrent":
-            base = rules["mamba_blocks_align"] if align else rules["mamba_blocks_plain"]
+            on = align is not None and align is not False
+            table = align if isinstance(align, dict) else {}
+            base, kernel = (table.get(g.name) or (rules["mamba_blocks_align"], None)) if on \
+                else (rules["mamba_blocks_plain"], None)
             n, why = base + spec, (f"{base} state blocks" + (" (prefix-caching align mode)" if
-                                                             align else "") + f" + {spec} spec")
+                                                             on else "") + f" + {spec} spec")
+            if kernel:
+                why += f"; {kernel}"
         else:
             n, why = math.ceil(math.ceil(L / dcp) / bt), f"ceil({L} / {dcp} / {bt})" if dcp > 1 \
                 else f"ceil({L} / {bt})"
@@ -207,9 +216,10 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
     bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
-    align = bool(prefix) and hybrid is not None
+    align_mode = bool(prefix) and hybrid is not None
     grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
-                           bs["value"] if align else L)
+                           bs["value"] if align_mode else L)
+    align = state_blocks(rules, inp, grouping.groups) if align_mode else None
     pipeline = None
     if inp.stages:                   # PP: each stage's own pool; the smallest binds
         from .vllm_pp import stage_pools

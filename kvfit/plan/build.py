@@ -253,6 +253,16 @@ def tp_divides(arch, values: dict) -> list[tuple[str, int]]:
     return out
 
 
+def _capability(req: PlanRequest) -> str | None:
+    """The compute capability of the one GPU type the plan names (--hardware / --system), for
+    the engine's backend-specific storage layouts; None for a --systems search or no GPU."""
+    from .systems import from_request
+    if req.systems:
+        return None
+    topo = from_request(req)
+    return topo.accelerator.compute_capability if topo is not None else None
+
+
 def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
             ) -> tuple[Model, dict]:
     """Read the checkpoint (unless `meta` is the one already read), match its spec and count
@@ -263,7 +273,8 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     fields, values, n_layers, sets = res.fields, res.values, res.n_layers, res.sets
     quant = quant_section(meta, warnings)
     cap, engine = engine_setup(req, meta, res, warnings)
-    kv, index, model, layout = cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine)
+    kv, index, model, layout = cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine,
+                                            _capability(req) if engine else None)
     layout = req.cache_layout or layout
     ctx, declared, ctx_source, rope = _context(req, fields, warnings, root)
     rope_warning(root, prefix, warnings)
@@ -275,10 +286,11 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     divides = tp_divides(arch, values)
     caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())
     if cap.engine:
-        from ..engines.state import vocab_size
+        from ..engines.state import model_head_size, vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
                       kv_bytes=float(kv.bytes), index_dtype=dict(caches).get("index")
-                      if req.index_dtype != "auto" else None)
+                      if req.index_dtype != "auto" else None, kv_name=kv.name,
+                      head_size=model_head_size(cap.rules, fields), config=root)
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)

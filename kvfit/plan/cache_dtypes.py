@@ -36,18 +36,21 @@ def _static_auto(meta, root, root_name, quant, warnings):
     return kv_auto.resolve(rules_for("vllm", None), meta, root, root_name, quant, warnings)
 
 
-def cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine=None):
+def cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine=None,
+                 capability: str | None = None):
     """(KV, index, model) dtypes, and the engine's storage layout (None without an engine).
 
-    engine: (rules, res, quant summary, kv spelling, --dtype) when an engine answers: the KV
-    and model dtypes are then the engine's own resolution, so the plan counts one state."""
+    engine: (rules, res, quant summary, kv spelling, --dtype) when an engine answers: the KV,
+    index and model dtypes are then the engine's own resolution, so the plan counts one state;
+    capability: the plan's GPU compute capability (some layouts depend on the backend)."""
     layout = None
     if engine is not None:
-        from ..engines.state import engine_dtypes
+        from ..engines.state import engine_dtypes, index_default
         rules, res, summary, spelling, dtype_flag = engine
         kv, model, layout = engine_dtypes(meta, res, rules, spelling, summary, dtype_flag,
-                                          warnings)
-        return kv, _index_dtype(req, kv, arch), model, layout
+                                          warnings, capability)
+        own = index_default(rules, arch.id) if req.index_dtype == "auto" else None
+        return kv, own or _index_dtype(req, kv, arch), model, layout
     kv = (_static_auto(meta, root, root_name, quant, warnings)
           if req.kv_dtype == "auto" else dtypes.explicit(req.kv_dtype))
     index = _index_dtype(req, kv, arch)

@@ -54,6 +54,9 @@ class Capacity:
     max_context: int | None = None
     kv_bytes: float | None = None
     index_dtype: str | None = None
+    kv_name: str | None = None
+    head_size: int | None = None
+    config: dict | None = None
     budget_utilization: float = DEFAULT_UTILIZATION
     utilization_basis: str = "kvfit default"
 
@@ -99,7 +102,8 @@ class Capacity:
                      if total else None, quant=self.quant, vocab=self.vocab,
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
                      utilization=self.utilization, capability=acc.compute_capability,
-                     kv_bytes=self.kv_bytes, index_dtype=self.index_dtype)
+                     kv_bytes=self.kv_bytes, index_dtype=self.index_dtype,
+                     kv_name=self.kv_name, head_size=self.head_size, config=self.config)
         if lay.get("pipeline"):
             inp.stages = pipeline_inputs(lay, comps)
         e = predict_inputs(self.name, self.version, flags, inp)
