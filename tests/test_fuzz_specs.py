@@ -130,3 +130,13 @@ def test_duplicate_key_message_stays_short():
     _, problems = load_text("a: [" + ", ".join(["x" * 20] * 50) + "]\na: 1\n", "x.yaml")
     assert [p.code for p in problems] == ["KV103"] and len(problems[0].message) < 300
     assert (problems[0].line, problems[0].col) == (2, 1)
+
+
+def test_duplicate_key_message_is_one_line_whatever_the_value():
+    # Found by the spec_yaml fuzz kind (seed 0, case 5966): a duplicate key whose value is a
+    # block scalar ("x\n") put a line break in the problem message.
+    from kvfit.specs.loader import load_text
+
+    _, problems = load_text("summary: one\nsummary: |\n  x\n  y\n", "x.yaml")
+    assert [p.code for p in problems] == ["KV103"] and (problems[0].line, problems[0].col) == (2, 1)
+    assert "\n" not in problems[0].message and 'value "x\\ny\\n"' in problems[0].message

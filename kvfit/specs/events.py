@@ -103,7 +103,8 @@ def _float(text: str) -> float:
 
 
 def _short(value, limit: int = 80) -> str:
-    text = str(value)
+    """A value quoted in a one-line problem message: line breaks and tabs spelled as \\n and \\t."""
+    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
