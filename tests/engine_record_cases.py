@@ -63,8 +63,16 @@ class Point:
 
 @cache
 def record_rows() -> tuple[dict, ...]:
+    """One row per (dir, TP, --kv-cache-dtype): the record is append-only, so a row recorded
+    again later (a config the probe could not build before) supersedes the earlier one."""
     lines = RECORD.read_text().splitlines()[1:]
-    return tuple(json.loads(x) for x in lines if x.startswith("{"))
+    rows = {}
+    for x in lines:
+        if x.startswith("{"):
+            r = json.loads(x)
+            rows.pop((r["dir"], r["tp"], r["kv_cache_dtype"]), None)
+            rows[(r["dir"], r["tp"], r["kv_cache_dtype"])] = r
+    return tuple(rows.values())
 
 
 def points() -> list[Point]:
@@ -145,8 +153,9 @@ def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
 
 def kvfit_token_bytes(p: Point) -> Fraction:
     """kvfit's engine cache layers on one rank (kvfit.engines.pages, the engine model's own
-    pages): attention bytes per token (compressed entries per `ratio` tokens)."""
-    from kvfit.engines.pages import layer_pages
+    pages): attention bytes per token (compressed entries per `ratio` tokens; a layer with its
+    own engine block counts its padded page per block token, as vLLM's specs do)."""
+    from kvfit.engines.pages import layer_pages, page_bytes
     from kvfit.engines.spec import rules_for
     from kvfit.engines.state import engine_state
     rules = rules_for("vllm", "0.33.0")
@@ -154,7 +163,9 @@ def kvfit_token_bytes(p: Point) -> Fraction:
     state = engine_state(_checkpoint(p.dir), rules, spelling, p.length)
     total = Fraction(0)
     for page in layer_pages(state.components, p.tp):
-        if page.family != "recurrent":
+        if page.block_tokens:     # a layer with its own engine block: its padded page
+            total += Fraction(page.layers * page_bytes(page, page.block_tokens), page.block_tokens)
+        elif page.family != "recurrent":
             total += page.layers * page.token_bytes / (page.ratio or 1)
     return total
 

@@ -13,6 +13,8 @@ import math
 
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
+from .packed import RULE as PACKED_RULE
+from .packed import is_packed, packed_groups
 from .pages import group_pages, layer_pages
 
 _ALIGN = "engine rule vllm/platforms/interface.py:939-1137 (attention block raised so one " \
@@ -22,6 +24,11 @@ _ALIGN = "engine rule vllm/platforms/interface.py:939-1137 (attention block rais
 _COMPRESSED = ("compressed caches (DeepSeek-V4-style compressor rings and states): vLLM plans "
                "these with dedicated specs (kv_cache_interface.py:967-1090) that kvfit maps onto "
                "its generic groups; treat blocks and concurrency as indicative")
+
+
+_PACKED_BLOCK = ("engine rule vllm/v1/engine/core.py:292-352 (the scheduler block: the smallest "
+                 "block of the prefix-cacheable groups; each layer's block is its layout's "
+                 "block_tokens)")
 
 
 def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
@@ -202,10 +209,14 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
-    bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
-    align = bool(prefix) and hybrid is not None
-    grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
-                           bs["value"] if align else L)
+    if is_packed(pages) and not flags.get("block_size"):
+        grouping, hybrid, align = packed_groups(pages), None, False
+        bs = num(min(g.block_tokens for g in grouping.groups), _PACKED_BLOCK)
+    else:
+        bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
+        align = bool(prefix) and hybrid is not None
+        grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
+                               bs["value"] if align else L)
     out = {"max_model_len": _setting(flags, "max_model_len", L, "plan: the context"),
            "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt, batch_basis),
            "max_num_seqs": _setting(flags, "max_num_seqs", seqs, batch_basis),
@@ -215,6 +226,7 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
            "groups": num([{"family": g.family, "components": g.name, "layers": g.layers,
                            "slots": g.slots, "block_tokens": g.block_tokens,
                            "page_bytes": g.page_bytes} for g in grouping.groups],
+                         PACKED_RULE if grouping.kind == "packed" else
                          "engine rule vllm/v1/core/kv_cache_planning.py:1113-1200, 346-556"),
            "padding_layers": num(grouping.padding_layers, "engine rule vllm/v1/core/"
                                  "kv_cache_planning.py:533-541 (phantom layers fill short groups)"),
@@ -227,7 +239,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
                                     " (sum over groups)")
     out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
     out["refusal"] = refusal(rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
-    out["warnings"] = [_COMPRESSED] if any(p.family == "compressed" for p in pages) else []
+    out["warnings"] = [_COMPRESSED] if grouping.kind != "packed" and any(
+        p.family == "compressed" for p in pages) else []
     return out
 
 

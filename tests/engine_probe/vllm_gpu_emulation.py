@@ -58,7 +58,7 @@ import torch
 
 H100_TOTAL_BYTES = 85_520_809_984      # torch total_memory of an H100 80GB HBM3 (79.65 GiB)
 LENIENT = [False]
-_KERNEL_LIBRARIES = ("tilelang", "cutlass")     # GPU-image kernel DSLs, absent on this host
+_KERNEL_LIBRARIES = ("tilelang", "cutlass", "quack")    # GPU-image kernel DSLs, absent on this host
 _SM90_ANSWERS = {"cutlass_scaled_mm_supports_fp4": False, "cutlass_scaled_mm_supports_fp8": True,
                  "cutlass_scaled_mm_supports_block_fp8": True}
 _NAMESPACES = ("_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C",
@@ -131,6 +131,9 @@ class _Permissive(types.ModuleType):
     def __call__(self, *args, **kwargs):
         if len(args) == 1 and callable(args[0]) and not kwargs:
             return args[0]
+        return self
+
+    def __getitem__(self, item):      # type annotations such as cutlass.Constexpr[int]
         return self
 
 
@@ -252,6 +255,7 @@ def install() -> None:
 
     platforms.current_platform = EmulatedH100()
     torch.cuda.Stream = torch.cuda.Event = _NoCuda
+    torch.accelerator.empty_cache = lambda: None    # no caching allocator to trim on the host
     torch.cuda.is_current_stream_capturing = lambda: False
     import vllm.utils.import_utils as iu
     iu.has_deep_gemm = lambda: True      # an H100 serving DSA has DeepGEMM installed
