@@ -6,6 +6,9 @@ For each TP size and --kv-cache-dtype it prints one JSON line made by vLLM's own
   1. EngineArgs(model=DIR, tensor_parallel_size=TP, kv_cache_dtype=KV, skip_tokenizer_init)
      .create_engine_config(UsageContext.OPENAI_API_SERVER): the `vllm serve` defaults
      (batch tiers for an 80 GB GPU, prefix caching, async scheduling);
+     with `--kernel_config.enable_jit_warmup=False` (config/vllm.py:1782: no CuTe DSL kernel
+     is registered for start-up compilation; no KV spec reads it) and the worker's workspace
+     manager on the meta device (gpu_worker.py:554-564, before the model runner);
   2. the model class built on the meta device (initialize_model, model_loader/utils.py:74),
      then Platform.update_block_size_for_backend (platforms/interface.py:750, the call the
      executor makes after load_model: uniproc_executor.py:75);
