@@ -8,9 +8,13 @@ figure: it only supplies the platform facts vLLM's own code asks for.
   capability queries vLLM makes at import time (vllm/_custom_ops.py:750, 777, 781:
   cutlass_scaled_mm_supports_fp4/fp8/block_fp8) with the SM90 answers (fp4 no, fp8 yes,
   block fp8 yes), and the grouped-GEMM query FP8 MoE layers make at build time
-  (_custom_ops.py:863-871, capability 90: yes, the CUTLASS MoE kernels are built for SM90); any other op is absent at import time (so `hasattr` guards such as
-  register_fake skip it) and, while the model is being built, a placeholder that raises if
-  called (layers look ops up in __init__, nothing runs on the meta device).
+  (_custom_ops.py:863-871, capability 90: yes, the CUTLASS MoE kernels are built for SM90);
+  any other op is absent at import time (so `hasattr` guards such as register_fake skip it)
+  and, while the model is being built, a placeholder that raises if called (layers look ops
+  up in __init__, nothing runs on the meta device). The one op that answers while building
+  is a kernel's scratch-size query, `get_workspace_size` (FlashKDA:
+  models/kimi_k3/nvidia/kda.py:844, models/glm5next/common/kda.py:361): it sizes a layer's
+  own scratch buffer, not the KV cache, and answers 0.
 - The platform is vLLM's own CUDA platform class (vllm/platforms/cuda.py NonNvmlCudaPlatform)
   with compute capability 9.0, device name, total memory and device count of 8 x H100 80GB
   stated instead of read from NVML: backend choice (CudaPlatformBase.get_attn_backend_cls,
@@ -159,6 +163,8 @@ class _OpsNamespace:
             return lambda *a, **k: _SM90_ANSWERS[name]
         if not LENIENT[0]:
             raise AttributeError(f"torch.ops.{self._ns}.{name}: not loaded on the CPU probe")
+        if name == "get_workspace_size":     # a kernel's scratch size, asked at build
+            return lambda *a, **k: 0
         return _StubOp(f"torch.ops.{self._ns}.{name}")
 
 
