@@ -33,7 +33,14 @@ _DSA_E4M3 = ("issue 11 rule 2: a checkpoint-declared fp8_e4m3 cache on the SM90 
              "the 656 B fp8_ds_mla layout (not modelled yet)")
 _MINIMAX_M3 = ("issue 11 rule 2: MiniMax-M3's attention uses 128-token blocks and its indexer stays "
                "bf16 under an fp8 cache (recorded); kvfit plans 16-token blocks (not modelled yet)")
+_KIMI_LINEAR = ("issue 11 rule 5: Kimi-Linear's KDA layers declare no gate bound, so vLLM exports no "
+                "prefill checkpoint block: 2 recurrent blocks per request per group (recorded), "
+                "kvfit plans 3 (not modelled yet)")
+_GLM5_NEXT = ("issue 11 rule 7: vLLM serves GLM-5.3-Flash (glm5_next: GLM5NextForCausalLM, KDA + MLA "
+              "hybrid, recorded); kvfit has no glm5_next architecture spec and refuses it (exit 2)")
 KNOWN: dict[str, str] = {
+    "zai-org--GLM-5.3-Flash": _GLM5_NEXT,
+    "moonshotai--Kimi-Linear-48B-A3B-Base": _KIMI_LINEAR,
     "google--gemma-4-26B-A4B/fp8": _GEMMA4_FP8, "nvidia--Gemma-4-26B-A4B-NVFP4": _GEMMA4_FP8,
     "nvidia--Gemma-4-31B-IT-NVFP4": _GEMMA4_FP8, "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_E4M3,
     "nvidia--GLM-5-NVFP4/auto": _DSA_E4M3, "nvidia--GLM-5.1-NVFP4/auto": _DSA_E4M3,
