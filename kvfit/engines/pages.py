@@ -41,6 +41,8 @@ class LayerPage:
     state_bytes: int = 0
     window: int | None = None
     ratio: int | None = None
+    block_tokens: int | None = None    # the engine's own block for this layer (else the pool's)
+    page_alignment: int | None = None  # bytes each block's page is rounded up to
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,9 @@ def layer_pages(components, tp: int) -> list[LayerPage]:
             recurrent[key] = LayerPage(name, fam, c.layers, state_bytes=state)
             continue
         window = c.window if fam in ("sliding", "chunked") else None
-        out.append(LayerPage(c.name, fam, c.layers, per_layer, window=window, ratio=c.ratio))
+        out.append(LayerPage(c.name, fam, c.layers, per_layer, window=window, ratio=c.ratio,
+                             block_tokens=c.block_tokens,
+                             page_alignment=c.page_alignment))
     return out + list(recurrent.values())
 
 
@@ -97,7 +101,9 @@ def page_bytes(p: LayerPage, block_tokens: int) -> int:
     if p.family == "recurrent":
         return p.state_bytes
     entries = block_tokens // p.ratio if p.family == "compressed" else block_tokens
-    return math.ceil(entries * p.token_bytes)
+    page = math.ceil(entries * p.token_bytes)
+    align = p.page_alignment or 1
+    return -(-page // align) * align
 
 
 def _spec_key(p: LayerPage, block: int) -> tuple:

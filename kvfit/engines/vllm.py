@@ -14,6 +14,8 @@ from dataclasses import replace
 
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
+from .packed import RULE as PACKED_RULE
+from .packed import is_packed, packed_groups
 from .pages import group_pages, layer_pages
 from .vllm_blocks import attention_block, state_blocks
 
@@ -24,6 +26,11 @@ _ALIGN = "engine rule vllm/platforms/interface.py:939-1137 (attention block rais
 _COMPRESSED = ("compressed caches (DeepSeek-V4-style compressor rings and states): vLLM plans "
                "these with dedicated specs (kv_cache_interface.py:967-1090) that kvfit maps onto "
                "its generic groups; treat blocks and concurrency as indicative")
+
+
+_PACKED_BLOCK = ("engine rule vllm/v1/engine/core.py:292-352 (the scheduler block: the smallest "
+                 "block of the prefix-cacheable groups; each layer's block is its layout's "
+                 "block_tokens)")
 
 
 def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
@@ -215,11 +222,15 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
-    bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
-    align_mode = bool(prefix) and hybrid is not None
-    grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
-                           bs["value"] if align_mode else L)
-    align = state_blocks(rules, inp, grouping.groups) if align_mode else None
+    if is_packed(pages) and not flags.get("block_size"):
+        grouping, hybrid, align = packed_groups(pages), None, None
+        bs = num(min(g.block_tokens for g in grouping.groups), _PACKED_BLOCK)
+    else:
+        bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
+        align_mode = bool(prefix) and hybrid is not None
+        grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
+                               bs["value"] if align_mode else L)
+        align = state_blocks(rules, inp, grouping.groups) if align_mode else None
     pipeline = None
     if inp.stages:                   # PP: each stage's own pool; the smallest binds
         from .vllm_pp import stage_pools
@@ -235,6 +246,7 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
            "groups": num([{"family": g.family, "components": g.name, "layers": g.layers,
                            "slots": g.slots, "block_tokens": g.block_tokens,
                            "page_bytes": g.page_bytes} for g in grouping.groups],
+                         PACKED_RULE if grouping.kind == "packed" else
                          "engine rule vllm/v1/core/kv_cache_planning.py:1113-1200, 346-556"),
            "padding_layers": num(grouping.padding_layers, "engine rule vllm/v1/core/"
                                  "kv_cache_planning.py:533-541 (phantom layers fill short groups)"),
@@ -247,7 +259,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
                                     " (sum over groups)")
     out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
     out["refusal"] = refusal(rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
-    out["warnings"] = [_COMPRESSED] if any(p.family == "compressed" for p in pages) else []
+    out["warnings"] = [_COMPRESSED] if grouping.kind != "packed" and any(
+        p.family == "compressed" for p in pages) else []
     if pipeline is not None:
         out["pipeline_stages"] = pipeline["section"]
     return out

@@ -65,6 +65,9 @@ class Component:
     extra_layers: Expr | None = None
     # layout name -> (kind, shard heads) where that engine storage differs from the logical one
     layout_shards: tuple[tuple[str, str | None, Expr | None], ...] = ()
+    # layout name -> (ring window, engine block tokens, page alignment), each Expr or None:
+    # an engine that keeps this state with its own per-layer blocks and page padding
+    layout_paging: tuple[tuple[str, Expr | None, Expr | None, Expr | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,8 +181,17 @@ class _Compiler:
                                      f"'{raw['name']}' of kind {kind} needs `{k}`"))
         if any(k not in raw for k in need):
             return None
-        layouts = tuple((n, v["summary"], self.expr(path + ("layouts", n, key)))
-                        for n, v in raw.get("layouts", {}).items() if key in v)
+        raw_layouts = raw.get("layouts", {})
+        keys = {n: _bytes_key(v.get("kind", kind)) for n, v in raw_layouts.items()}
+        layouts = tuple((n, v["summary"], self.expr(path + ("layouts", n, keys[n])))
+                        for n, v in raw_layouts.items() if keys[n] in v)
+        for n, v in raw_layouts.items():
+            if v.get("kind") == "sliding" and "window" not in v:
+                self.problems.append(self.doc.problem("KV123", path + ("layouts", n), f"layout "
+                                     f"'{n}' of kind sliding needs `window`"))
+        paging = tuple((n, *(self.expr(path + ("layouts", n, k)) if k in v else None
+                             for k in _PAGING)) for n, v in raw_layouts.items()
+                       if any(k in v for k in _PAGING))
         shards = tuple((n, v.get("kind"), self.expr(path + ("layouts", n, "shard", "heads"))
                         if "shard" in v else None)
                        for n, v in raw.get("layouts", {}).items() if "kind" in v or "shard" in v)
@@ -188,7 +200,15 @@ class _Compiler:
         heads = self.expr(path + ("shard", "heads")) if "heads" in raw["shard"] else None
         bytes_ = compile_expr(0, set()) if kind == "none" else self.expr(path + (key,))
         return Component(raw["name"], raw.get("summary", ""), kind, raw.get("layers", ""),
-                         bytes_, heads, layouts=layouts, layout_shards=shards, **opt)
+                         bytes_, heads, layouts=layouts, layout_shards=shards,
+                         layout_paging=paging, **opt)
+
+
+_PAGING = ("window", "block_tokens", "page_alignment")
+
+
+def _bytes_key(kind: str) -> str:
+    return "bytes_per_token_per_layer" if kind in TOKEN_KINDS else "bytes_per_sequence_per_layer"
 
 
 def _experts(c: _Compiler, raw: dict | None) -> Experts | None:

@@ -47,6 +47,8 @@ class ComponentState:
     window: int | None = None
     ratio: int | None = None
     layer_ids: tuple | None = None   # the model's layer indices (None: extra/draft layers)
+    block_tokens: int | None = None     # the engine's own block for this storage (layout)
+    page_alignment: int | None = None   # bytes the engine rounds each block's page up to
 
     def heads_per_rank(self, tp: int) -> int | None:
         """KV heads one rank keeps at this TP size (None when replicated)."""
@@ -117,6 +119,13 @@ def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState |
     for name, k, h in c.layout_shards:      # the engine stores this state another way
         if chosen and name == chosen[0]:
             kind, shard = k or kind, h if h is not None else shard
+    paging = [None, None, None]             # ring window, engine block tokens, page alignment
+    for name, *exprs in c.layout_paging:
+        if chosen and name == chosen[0]:
+            paging = [None if e is None else _int_bytes(e, names, f"{c.name} {name}", arch)
+                      for e in exprs]
+    if paging[0]:
+        param = paging[0]
     heads = _int_bytes(shard, names, f"{c.name} heads", arch) if shard else None
     if heads == 0:
         raise UnsupportedArchitecture(f"{c.name}: the config gives 0 heads.")
@@ -124,8 +133,9 @@ def _component(c: Component, names, sets, ctx, layout, arch) -> ComponentState |
     return ComponentState(
         c.name, kind, c.summary, c.layers or "extra", n_layers, per_layer, per_entry,
         n_layers * per_layer * per_entry, heads, expr.text, chosen[0] if chosen else "logical",
-        window=param if c.kind in ("sliding", "chunked", "draft") else None,
-        ratio=param if c.kind == "compressed" else None,
+        window=param if kind in ("sliding", "chunked", "draft") else None,
+        ratio=param if kind == "compressed" else None, block_tokens=paging[1] or None,
+        page_alignment=paging[2] or None,
         layer_ids=tuple(sets[c.layers]) if c.extra_layers is None else None)
 
 

@@ -7,9 +7,14 @@ figure: it only supplies the platform facts vLLM's own code asks for.
   CPU torch; they are replaced by empty modules. Their torch.ops namespaces answer the three
   capability queries vLLM makes at import time (vllm/_custom_ops.py:750, 777, 781:
   cutlass_scaled_mm_supports_fp4/fp8/block_fp8) with the SM90 answers (fp4 no, fp8 yes,
-  block fp8 yes); any other op is absent at import time (so `hasattr` guards such as
-  register_fake skip it) and, while the model is being built, a placeholder that raises if
-  called (layers look ops up in __init__, nothing runs on the meta device).
+  block fp8 yes), and the grouped-GEMM query FP8 MoE layers make at build time
+  (_custom_ops.py:863-871, capability 90: yes, the CUTLASS MoE kernels are built for SM90);
+  any other op is absent at import time (so `hasattr` guards such as register_fake skip it)
+  and, while the model is being built, a placeholder that raises if called (layers look ops
+  up in __init__, nothing runs on the meta device). The one op that answers while building
+  is a kernel's scratch-size query, `get_workspace_size` (FlashKDA:
+  models/kimi_k3/nvidia/kda.py:844, models/glm5next/common/kda.py:361): it sizes a layer's
+  own scratch buffer, not the KV cache, and answers 0.
 - The platform is vLLM's own CUDA platform class (vllm/platforms/cuda.py NonNvmlCudaPlatform)
   with compute capability 9.0, device name, total memory and device count of 8 x H100 80GB
   stated instead of read from NVML: backend choice (CudaPlatformBase.get_attn_backend_cls,
@@ -33,6 +38,16 @@ figure: it only supplies the platform facts vLLM's own code asks for.
   FLASHINFER_MLA_SPARSE_SM90 as on an H100 with FlashInfer >= 0.6.18
   (v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py:189-223). The KV specs are
   built by vLLM's own layer code either way; no kernel runs.
+- `quack` (quack-kernels, a vLLM 0.33 requirement of CuTe DSL kernels) is a permissive
+  stand-in like `cutlass`, and a stand-in is subscriptable (cutlass.Constexpr[int]
+  annotations, vllm/cute_utils/cvt.py:170). The CUDA Python driver bindings are the real
+  package, not a stand-in: cuda-bindings 13.5.0 (with cuda-pathfinder 1.9.1) installed in the
+  vLLM interpreter; `from cuda.bindings.driver import CUstream` imports without a driver
+  (deepseek_v4/nvidia/ops/dequant_gather_k_cutedsl.py:10, minimax_rms_norm/lamport_workspace.py:17)
+  and only a driver call (cuInit) would fail; none is made while the model is built.
+- torch.accelerator.empty_cache is a no-op: there is no caching allocator on the host; the
+  workspace manager calls it when sparse-MLA layers reserve their scratch at build time
+  (v1/worker/workspace.py:261, flashmla_sparse.py:832); no KV spec depends on it.
 - VLLM_DISABLE_SHARED_EXPERTS_STREAM=1: MoE layers would create a CUDA stream for shared
   experts (fused_moe/runner/shared_experts.py:70-80); the stream has no bearing on KV memory.
 - torchvision is not installed with the CPU torch; multimodal processors import it at module
@@ -58,9 +73,9 @@ import torch
 
 H100_TOTAL_BYTES = 85_520_809_984      # torch total_memory of an H100 80GB HBM3 (79.65 GiB)
 LENIENT = [False]
-_KERNEL_LIBRARIES = ("tilelang", "cutlass")     # GPU-image kernel DSLs, absent on this host
+_KERNEL_LIBRARIES = ("tilelang", "cutlass", "quack")    # GPU-image kernel DSLs, absent on this host
 _SM90_ANSWERS = {"cutlass_scaled_mm_supports_fp4": False, "cutlass_scaled_mm_supports_fp8": True,
-                 "cutlass_scaled_mm_supports_block_fp8": True}
+                 "cutlass_scaled_mm_supports_block_fp8": True, "cutlass_group_gemm_supported": True}
 _NAMESPACES = ("_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C",
                "_flashmla_C", "_flashmla_extension_C", "_qutlass_C", "_deepselect_C", "_flashkda_C")
 
@@ -133,6 +148,9 @@ class _Permissive(types.ModuleType):
             return args[0]
         return self
 
+    def __getitem__(self, item):      # type annotations such as cutlass.Constexpr[int]
+        return self
+
 
 class _OpsNamespace:
     def __init__(self, ns: str):
@@ -145,6 +163,8 @@ class _OpsNamespace:
             return lambda *a, **k: _SM90_ANSWERS[name]
         if not LENIENT[0]:
             raise AttributeError(f"torch.ops.{self._ns}.{name}: not loaded on the CPU probe")
+        if name == "get_workspace_size":     # a kernel's scratch size, asked at build
+            return lambda *a, **k: 0
         return _StubOp(f"torch.ops.{self._ns}.{name}")
 
 
@@ -252,6 +272,7 @@ def install() -> None:
 
     platforms.current_platform = EmulatedH100()
     torch.cuda.Stream = torch.cuda.Event = _NoCuda
+    torch.accelerator.empty_cache = lambda: None    # no caching allocator to trim on the host
     torch.cuda.is_current_stream_capturing = lambda: False
     import vllm.utils.import_utils as iu
     iu.has_deep_gemm = lambda: True      # an H100 serving DSA has DeepGEMM installed

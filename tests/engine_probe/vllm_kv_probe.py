@@ -6,6 +6,9 @@ For each TP size and --kv-cache-dtype it prints one JSON line made by vLLM's own
   1. EngineArgs(model=DIR, tensor_parallel_size=TP, kv_cache_dtype=KV, skip_tokenizer_init)
      .create_engine_config(UsageContext.OPENAI_API_SERVER): the `vllm serve` defaults
      (batch tiers for an 80 GB GPU, prefix caching, async scheduling);
+     with `--kernel_config.enable_jit_warmup=False` (config/vllm.py:1782: no CuTe DSL kernel
+     is registered for start-up compilation; no KV spec reads it) and the worker's workspace
+     manager on the meta device (gpu_worker.py:554-564, before the model runner);
   2. the model class built on the meta device (initialize_model, model_loader/utils.py:74),
      then Platform.update_block_size_for_backend (platforms/interface.py:750, the call the
      executor makes after load_model: uniproc_executor.py:75);
@@ -146,7 +149,15 @@ def build(path: str, tp: int, kv: str):
     args = EngineArgs(model=path, tensor_parallel_size=tp, kv_cache_dtype=kv,
                       skip_tokenizer_init=True, trust_remote_code=False)
     vc = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+    # `--kernel_config.enable_jit_warmup=False` (config/vllm.py:1782): layers then do not
+    # register CuTe DSL kernels for start-up compilation (deepseek_v4/attention.py:380-470),
+    # which need the GPU image's kernel libraries; no KV spec reads it.
+    vc.kernel_config.enable_jit_warmup = False
     emu.set_tensor_parallel(tp)
+    from vllm.v1.worker.workspace import init_workspace_manager, is_workspace_manager_initialized
+    if not is_workspace_manager_initialized():    # the worker sets it up before the model
+        init_workspace_manager(torch.device("meta"))    # (gpu_worker.py:554-564); sparse MLA
+        # layers reserve their scratch in it at build (flashmla_sparse.py:832), no KV
     with set_current_vllm_config(vc), set_default_torch_dtype(vc.model_config.dtype), \
             torch.device("meta"):
         with emu.building():
