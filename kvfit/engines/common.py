@@ -42,7 +42,9 @@ class Inputs:
       converts it to its --mem-fraction-static (None: the engine's own default);
     capability: the GPU's CUDA compute capability ("9.0"; None: unknown); kv_bytes: bytes per
       KV value of the cache (the MLA backend, hence the block size, depends on both);
-    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default).
+    index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default);
+    architectures: config.json's `architectures` (some engine pools depend on the class name;
+      empty: unknown).
     """
 
     components: list
@@ -65,6 +67,7 @@ class Inputs:
     capability: str | None = None
     index_dtype: str | None = None
     kv_bytes: float | None = None
+    architectures: tuple = ()
 
     @property
     def latent(self) -> bool:

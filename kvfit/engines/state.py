@@ -95,6 +95,12 @@ def engine_dtypes(meta: Metadata, res, rules, kv_spelling: str | None, quant: di
     return kv, model, layout
 
 
+def architectures(config: dict) -> tuple:
+    """config.json's `architectures` class names (strings only; empty when absent)."""
+    names = config.get("architectures") if isinstance(config, dict) else None
+    return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
+
+
 def vocab_size(meta: Metadata, res) -> int | None:
     """The model's vocabulary size (text config first), for the engines' activation terms."""
     return _vocab(meta.config, res.root)

@@ -266,10 +266,11 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     divides = tp_divides(arch, values)
     caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())
     if cap.engine:
-        from ..engines.state import vocab_size
+        from ..engines.state import architectures, vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
                       kv_bytes=float(kv.bytes), index_dtype=dict(caches).get("index")
-                      if req.index_dtype != "auto" else None)
+                      if req.index_dtype != "auto" else None,
+                      architectures=architectures(meta.config))
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)

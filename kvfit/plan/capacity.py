@@ -54,6 +54,7 @@ class Capacity:
     max_context: int | None = None
     kv_bytes: float | None = None
     index_dtype: str | None = None
+    architectures: tuple = ()
     budget_utilization: float = DEFAULT_UTILIZATION
     utilization_basis: str = "kvfit default"
 
@@ -99,7 +100,8 @@ class Capacity:
                      if total else None, quant=self.quant, vocab=self.vocab,
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
                      utilization=self.utilization, capability=acc.compute_capability,
-                     kv_bytes=self.kv_bytes, index_dtype=self.index_dtype)
+                     kv_bytes=self.kv_bytes, index_dtype=self.index_dtype,
+                     architectures=self.architectures)
         e = predict_inputs(self.name, self.version, flags, inp)
         per, why = per_instance(self.name, e, ctx)
         instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
