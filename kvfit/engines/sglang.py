@@ -71,14 +71,17 @@ def _from_utilization(rules, inp: Inputs) -> dict:
                "kv_cache_configurator.py:2990-3060)", from_utilization=inp.utilization)
 
 
-def _page(rules, flags: dict) -> tuple[int, str]:
-    """Tokens per page: the user's, else the one the attention backend forces, else 1."""
+def _page(rules, flags: dict, inp: Inputs) -> tuple[int, str]:
+    """Tokens per page: the user's, else the one the attention backend forces, else the DSA
+    page of a sparse-attention model, else 1."""
     if flags.get("page_size"):
         return int(flags["page_size"]), "user"
     backend = flags.get("attention_backend")
     row = next((r for r in rules["forced_page_sizes"] if r["backend"] == backend), None)
     if row:
         return row["page_size"], rules.basis("forced_page_sizes") + f" ({backend})"
+    if inp.sparse and "dsa_page_size" in rules.values:
+        return rules["dsa_page_size"], rules.basis("dsa_page_size")
     return rules["page_size_default"], rules.basis("page_size_default")
 
 
@@ -121,7 +124,7 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     """SGLang's start-up numbers for one attention-DP group at this TP size."""
     attn_dp = int(flag(flags, "attn_dp_size", 1))
     attn_tp = max(1, inp.tp // attn_dp)
-    page, page_basis = _page(rules, flags)
+    page, page_basis = _page(rules, flags, inp)
     context = int(flag(flags, "context_length", inp.context))
     gpu_mib = inp.visible_bytes // MIB
     mfs = mem_fraction(rules, flags, inp, gpu_mib, attn_dp)
