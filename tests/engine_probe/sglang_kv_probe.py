@@ -31,6 +31,7 @@ or the Mamba pool. The platform is emulated as 8 x H100 (SM90) by sglang_gpu_emu
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import logging
 import os
@@ -82,13 +83,12 @@ def configurator(sa, mc):
     from sglang.srt.configs.model_config import AttentionArch
     from sglang.srt.mem_cache import kv_cache_configurator as kvm
     from sglang.srt.mem_cache import kv_cache_dtype as kvd
-    from sglang.srt.model_executor.model_runner_components.kv_pool_runtime import (
-        is_post_capture_kv_active)
+    from sglang.srt.model_executor.model_runner_components.kv_pool_runtime import is_post_capture_kv_active
     from sglang.srt.model_executor.model_runner_components.layer_setup import resolve_layer_indices
-    from sglang.srt.model_executor.model_runner_components.load_model_utils import (
-        resolve_sliding_window_size)
+    from sglang.srt.model_executor.model_runner_components.load_model_utils import resolve_sliding_window_size
     from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
-        SpecAuxHiddenStateConfig)
+        SpecAuxHiddenStateConfig,
+    )
     from sglang.srt.runtime_context import get_model, get_parallel, get_schedule, publish
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
@@ -152,6 +152,16 @@ def plan(sa, mc, avail: int) -> dict:
     return out
 
 
+def _at_context(mc, length: int):
+    """The model config at a shorter context: a copy with context_len set, as
+    ModelConfig.from_server_args does for --context-length (the only reader on the sizing path
+    is resolve_max_num_reqs, kv_cache_configurator.py:3123; re-resolving the server args for
+    it gives the same numbers and costs a whole resolution)."""
+    short = copy.copy(mc)
+    short.context_len = length
+    return short
+
+
 def probe(path: str, tp: int, kv: str) -> dict:
     row = {"dir": path, "tp": tp, "kv_cache_dtype": kv}
     try:
@@ -173,8 +183,7 @@ def probe(path: str, tp: int, kv: str) -> dict:
     for length in sorted({L for L in LENGTHS if L < derived} | {derived}):
         for avail in BUDGETS:
             try:
-                args = (sa, mc) if length == derived else resolve(path, tp, kv, length)[:2]
-                result = plan(*args, avail)
+                result = plan(sa, mc if length == derived else _at_context(mc, length), avail)
             except Exception as exc:
                 traceback.print_exc()
                 result = {"error": f"{type(exc).__name__}: {exc}"[:300]}
