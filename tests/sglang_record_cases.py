@@ -72,7 +72,7 @@ KNOWN: dict[str, str] = {
     "nvidia--Qwen3.6-27B-NVFP4": _VLM_RESERVE, "nvidia--Qwen3.6-35B-A3B-NVFP4": _VLM_RESERVE,
     "Qwen--Qwen3-VL-30B-A3B-Instruct": _VLM_RESERVE, "Qwen--Qwen3-VL-32B-Instruct": _VLM_RESERVE,
     "google--gemma-4-26B-A4B": _VLM, "nvidia--Gemma-4-26B-A4B-NVFP4": _VLM,
-    "nvidia--Gemma-4-31B-IT-NVFP4": _VLM,
+    "nvidia--Gemma-4-31B-IT-NVFP4": _VLM, "nvidia--MiniMax-M3-NVFP4": _VLM,
     "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_AUTO,
     "deepseek-ai--DeepSeek-V4-Flash": _DSV4, "deepseek-ai--DeepSeek-V4-Pro": _DSV4,
     "nvidia--DeepSeek-V4-Flash-NVFP4": _DSV4, "nvidia--DeepSeek-V4-Pro-NVFP4": _DSV4,
@@ -178,11 +178,15 @@ def _v(x):
 
 def compare(p: Point) -> dict:
     """{check: (kvfit, sglang, ok)} for one point."""
+    from kvfit.errors import KvfitError
     s, row = p.sglang, p.row
     mfs = row["resolved"]["mem_fraction_static"]
-    own = _v(kvfit_engine(p, None)["mem_fraction_static"])
+    try:
+        own = _v(kvfit_engine(p, None)["mem_fraction_static"])
+        e = kvfit_engine(p, mfs)
+    except KvfitError as exc:             # kvfit refuses the checkpoint: a miss, with why
+        return {"answered": (f"{type(exc).__name__}: {exc.message}"[:200], "sized", False)}
     out = {"mem_fraction": (own, mfs, own is not None and abs(own - mfs) <= 0.002)}
-    e = kvfit_engine(p, mfs)
     refused_k, refused_s = e.get("refusal") is not None, "refused" in s
     out["refusal"] = (refused_k, refused_s, refused_k == refused_s)
     if refused_k or refused_s:
