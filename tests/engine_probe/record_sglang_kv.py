@@ -3,6 +3,10 @@
     KVFIT_SGLANG_PYTHON=/work/sglang-venv/bin/python python3 tests/engine_probe/record_sglang_kv.py \
         [DIR ...] [--append] [--jobs 2] > tests/engine_probe/sglang-0.5.23-kv.jsonl
 
+The SGLang venv is the one of the args probe (sglang==0.5.23 with --no-deps, CPU torch) plus
+`dill` and `sentencepiece`, which sglang.srt.configs imports at load; --jobs runs that many
+interpreters at once (the record's rows do not depend on it).
+
 Without DIRs: every pinned config dir under tests/architectures/*/configs (synthetic ones
 excluded), the same dirs the vLLM record uses. The dirs of one architecture run
 sglang_kv_probe.py in one SGLang interpreter of their own (one architecture's failure cannot
