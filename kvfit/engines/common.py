@@ -49,7 +49,9 @@ class Inputs:
     kv_name: kvfit's name of the KV cache dtype ("fp8_e4m3"; some backends take only some 8-bit
       spellings); head_size: the model's largest attention head size (vLLM's whole-model
       head_size, the maximum over layers; None: unknown or not a plain-attention model);
-    config: the model's text config (kernel choices read it, e.g. a KDA gate bound).
+    config: the model's text config (kernel choices read it, e.g. a KDA gate bound);
+    architectures: config.json's `architectures` (some engine pools depend on the class name;
+      empty: unknown).
     """
 
     components: list
@@ -77,6 +79,7 @@ class Inputs:
     kv_name: str | None = None
     head_size: int | None = None
     config: dict | None = None
+    architectures: tuple = ()
 
     @property
     def latent(self) -> bool:

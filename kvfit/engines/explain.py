@@ -16,7 +16,7 @@ from .common import GIB, MIB, Inputs
 from .logparse import LogFacts, parse
 from .rows import rows_for
 from .spec import rules_for
-from .state import engine_state
+from .state import architectures, engine_state
 
 _SETTINGS = ("max_model_len", "max_num_batched_tokens", "max_num_seqs")
 _KEEP = {"gpu_memory_utilization", "kv_cache_memory_bytes", "max_model_len", "max_num_seqs",
@@ -159,7 +159,8 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
                   device=acc.id if acc is not None else None,
                   capability=acc.compute_capability if acc is not None else None,
                   kv_bytes=float(state.kv.bytes), kv_name=state.kv.name,
-                  head_size=state.head_size, config=state.resolution.root)
+                  head_size=state.head_size, config=state.resolution.root,
+                  architectures=architectures(meta.config))
 
 
 def _capability(hardware: str | None) -> str | None:

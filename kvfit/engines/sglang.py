@@ -71,21 +71,34 @@ def _from_utilization(rules, inp: Inputs) -> dict:
                "kv_cache_configurator.py:2990-3060)", from_utilization=inp.utilization)
 
 
-def _page(rules, flags: dict) -> tuple[int, str]:
-    """Tokens per page: the user's, else the one the attention backend forces, else 1."""
+def _page(rules, flags: dict, inp: Inputs) -> tuple[int, str]:
+    """Tokens per page: the user's, else the one the attention backend forces, else the DSA
+    page of a sparse-attention model, else 1."""
     if flags.get("page_size"):
         return int(flags["page_size"]), "user"
     backend = flags.get("attention_backend")
     row = next((r for r in rules["forced_page_sizes"] if r["backend"] == backend), None)
     if row:
         return row["page_size"], rules.basis("forced_page_sizes") + f" ({backend})"
+    if inp.sparse and "dsa_page_size" in rules.values:
+        return rules["dsa_page_size"], rules.basis("dsa_page_size")
     return rules["page_size_default"], rules.basis("page_size_default")
 
 
-def _cells(pages) -> dict:
+def hybrid_swa(rules, inp: Inputs) -> bool:
+    """Whether SGLang gives sliding / chunked layers their own SWA pool: only for the
+    architecture classes it lists; every other model's windowed layers sit in the full pool
+    at full size. Unknown architectures (none given) keep the SWA pool."""
+    listed = rules.values.get("hybrid_swa_architectures", {}).get("value")
+    return not listed or not inp.architectures or any(a in listed for a in inp.architectures)
+
+
+def _cells(pages, swa_pool: bool = True) -> dict:
     """Bytes per token of the full pool and the SWA pool, and per recurrent slot (one rank)."""
-    full = sum(p.layers * p.token_bytes for p in pages if p.family == "full")
-    swa = sum(p.layers * p.token_bytes for p in pages if p.family in ("sliding", "chunked"))
+    windowed = ("sliding", "chunked")
+    full = sum(p.layers * p.token_bytes for p in pages
+               if p.family == "full" or (not swa_pool and p.family in windowed))
+    swa = sum(p.layers * p.token_bytes for p in pages if swa_pool and p.family in windowed)
     slot = sum(p.layers * p.state_bytes for p in pages if p.family == "recurrent")
     other = sorted({p.family for p in pages} - {"full", "sliding", "chunked", "recurrent"})
     return {"full": full, "swa": swa, "slot": slot, "unmodelled": other}
@@ -111,12 +124,12 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     """SGLang's start-up numbers for one attention-DP group at this TP size."""
     attn_dp = int(flag(flags, "attn_dp_size", 1))
     attn_tp = max(1, inp.tp // attn_dp)
-    page, page_basis = _page(rules, flags)
+    page, page_basis = _page(rules, flags, inp)
     context = int(flag(flags, "context_length", inp.context))
     gpu_mib = inp.visible_bytes // MIB
     mfs = mem_fraction(rules, flags, inp, gpu_mib, attn_dp)
     pages = layer_pages(inp.components, attn_tp)
-    cells = _cells(pages)
+    cells = _cells(pages, hybrid_swa(rules, inp))
     free = _free_before(rules, inp)
     weights = budget.loaded_weights(rules, inp)
     ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))

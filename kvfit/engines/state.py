@@ -125,6 +125,12 @@ def index_default(rules, arch_id: str) -> dtypes.CacheDtype | None:
     return None
 
 
+def architectures(config: dict) -> tuple:
+    """config.json's `architectures` class names (strings only; empty when absent)."""
+    names = config.get("architectures") if isinstance(config, dict) else None
+    return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
+
+
 def vocab_size(meta: Metadata, res) -> int | None:
     """The model's vocabulary size (text config first), for the engines' activation terms."""
     return _vocab(meta.config, res.root)

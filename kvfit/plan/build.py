@@ -286,11 +286,12 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     divides = tp_divides(arch, values)
     caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())
     if cap.engine:
-        from ..engines.state import model_head_size, vocab_size
+        from ..engines.state import architectures, model_head_size, vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
                       kv_bytes=float(kv.bytes), index_dtype=dict(caches).get("index")
                       if req.index_dtype != "auto" else None, kv_name=kv.name,
-                      head_size=model_head_size(cap.rules, fields), config=root)
+                      head_size=model_head_size(cap.rules, fields), config=root,
+                      architectures=architectures(meta.config))
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)

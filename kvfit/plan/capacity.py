@@ -57,6 +57,7 @@ class Capacity:
     kv_name: str | None = None
     head_size: int | None = None
     config: dict | None = None
+    architectures: tuple = ()
     budget_utilization: float = DEFAULT_UTILIZATION
     utilization_basis: str = "kvfit default"
 
@@ -103,7 +104,8 @@ class Capacity:
                      overrides=self.overrides, max_context=self.max_context, device=acc.id,
                      utilization=self.utilization, capability=acc.compute_capability,
                      kv_bytes=self.kv_bytes, index_dtype=self.index_dtype,
-                     kv_name=self.kv_name, head_size=self.head_size, config=self.config)
+                     kv_name=self.kv_name, head_size=self.head_size, config=self.config,
+                     architectures=self.architectures)
         if lay.get("pipeline"):
             inp.stages = pipeline_inputs(lay, comps)
         e = predict_inputs(self.name, self.version, flags, inp)
