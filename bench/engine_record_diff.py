@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import engine_record_cases as cases  # noqa: E402
+import record_common  # noqa: E402
 
 
 def main() -> int:
@@ -56,14 +57,11 @@ def main() -> int:
     ap.add_argument("--only", help="substring of the config dir to keep")
     a = ap.parse_args()
     pts = [p for p in cases.points() if not a.only or a.only in p.dir]
-    ok, seen, whole, notes = Counter(), Counter(), 0, Counter()
+    tally, notes = record_common.Tally(), Counter()
     for p in pts:
         result = cases.compare(p)
-        for check, (_, _, good) in ((k, v) for k, v in result.items() if k not in ("cause", "note")):
-            seen[check] += 1
-            ok[check] += good
         bad = cases.misses(result)
-        whole += not bad
+        tally.add({k: v for k, v in result.items() if k not in ("cause", "note")}, bad)
         if result.get("note"):
             notes[result["note"]] += 1
         if bad:
@@ -74,18 +72,13 @@ def main() -> int:
     for r in tp_rows:
         if r not in agree:
             print(f"MISS {Path(r['dir']).name} tp{r['tp']}: vLLM refuses the TP size, kvfit plans it")
-    for row in cases.not_built():
-        if row in tp_rows:
-            continue
-        if not a.only or a.only in row["dir"]:
-            print(f"NOT BUILT {Path(row['dir']).name} tp{row.get('tp')} {row.get('kv_cache_dtype')}: "
-                  f"{row['error'][:160]}")
-    print(f"\n{len(pts)} points; all checks match on {whole} ({100 * whole / max(len(pts), 1):.1f} %)")
+    print(*record_common.not_built_lines([r for r in cases.not_built() if r not in tp_rows],
+                                         a.only), sep="\n")
+    print(tally.headline())
     print(f"  TP refusals  {len(agree):>5} / {len(tp_rows):<5} (vLLM refuses the TP size: kvfit too)")
     for note, n in notes.items():
         print(f"  note ({n} points): {note}")
-    for check in seen:
-        print(f"  {check:<12} {ok[check]:>5} / {seen[check]:<5} {100 * ok[check] / seen[check]:.1f} %")
+    print(*tally.lines(12), sep="\n")
     return 0
 
 

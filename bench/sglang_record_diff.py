@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import record_common  # noqa: E402
 import sglang_record_cases as cases  # noqa: E402
 
 
@@ -31,27 +31,20 @@ def main() -> int:
     ap.add_argument("--only", help="substring of the config dir to keep")
     a = ap.parse_args()
     pts = [p for p in cases.points() if not a.only or a.only in p.dir]
-    ok, seen, whole = Counter(), Counter(), 0
+    tally = record_common.Tally()
     for p in pts:
         try:
             result = cases.compare(p)
         except Exception as exc:  # a kvfit failure is a miss to list, not a crash of the table
             result = {"answered": (f"{type(exc).__name__}: {exc}"[:200], "sized", False)}
-        for check, (_, _, good) in result.items():
-            seen[check] += 1
-            ok[check] += good
         bad = cases.misses(result)
-        whole += not bad
+        tally.add(result, bad)
         if bad:
             cause = cases.known_cause(p.row) or "unexplained"
             print(f"MISS {p.id}: " + "; ".join(bad) + f"  [cause: {cause}]")
-    for row in cases.not_built():
-        if not a.only or a.only in row["dir"]:
-            print(f"NOT BUILT {Path(row['dir']).name} tp{row.get('tp')} {row.get('kv_cache_dtype')}: "
-                  f"{row['error'][:160]}")
-    print(f"\n{len(pts)} points; all checks match on {whole} ({100 * whole / max(len(pts), 1):.1f} %)")
-    for check in seen:
-        print(f"  {check:<15} {ok[check]:>5} / {seen[check]:<5} {100 * ok[check] / seen[check]:.1f} %")
+    print(*record_common.not_built_lines(cases.not_built(), a.only), sep="\n")
+    print(tally.headline())
+    print(*tally.lines(15), sep="\n")
     return 0
 
 

@@ -21,6 +21,8 @@ from fractions import Fraction
 from functools import cache, lru_cache
 from pathlib import Path
 
+import record_common
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "engine_probe" / "vllm-0.33.0-kv.jsonl"
 TOLERANCE = 0.005
@@ -35,8 +37,7 @@ KNOWN: dict[str, str] = {"zai-org--GLM-5.3-Flash": _GLM5_NEXT}
 
 
 def known_cause(row: dict) -> str | None:
-    name, kv, tp = Path(row["dir"]).name, row["kv_cache_dtype"], row["tp"]
-    return KNOWN.get(f"{name}/{kv}/tp{tp}") or KNOWN.get(f"{name}/{kv}") or KNOWN.get(name)
+    return record_common.known_cause(KNOWN, row)
 
 
 @dataclass

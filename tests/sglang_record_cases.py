@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
+import record_common
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "engine_probe" / "sglang-0.5.23-kv.jsonl"
 VERSION = "0.5.23"
@@ -83,8 +85,7 @@ KNOWN: dict[str, str] = {
 
 
 def known_cause(row: dict) -> str | None:
-    name, kv, tp = Path(row["dir"]).name, row["kv_cache_dtype"], row["tp"]
-    return KNOWN.get(f"{name}/{kv}/tp{tp}") or KNOWN.get(f"{name}/{kv}") or KNOWN.get(name)
+    return record_common.known_cause(KNOWN, row)
 
 
 @dataclass

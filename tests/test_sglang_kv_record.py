@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import record_common
 import sglang_record_cases as cases
 
 PYTHON = os.environ.get("KVFIT_SGLANG_PYTHON")
@@ -37,17 +38,7 @@ def test_record_has_its_header_and_rows():
 
 @pytest.mark.parametrize("row", ROWS, ids=_row_id)
 def test_kvfit_equals_sglang_record(row):
-    known = cases.known_cause(row)
-    pts = [p for p in cases.points() if (p.dir, p.tp, p.kv) == (row["dir"], row["tp"],
-                                                                 row["kv_cache_dtype"])]
-    assert pts, "a built row has planned points"
-    bad = {p.id: cases.misses(cases.compare(p)) for p in pts}
-    bad = {k: v for k, v in bad.items() if v}
-    if known:
-        if not bad:
-            pytest.fail(f"listed as a known miss ({known}) but matches now: drop it from KNOWN")
-        pytest.xfail(known)
-    assert not bad, bad
+    record_common.judge_row(cases, row)
 
 
 def _point(name: str, tp: int, kv: str = "auto", avail: int = 40 << 30, context: int | None = None):
