@@ -20,14 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recording import pinned_dirs, run_probe  # noqa: E402
+
 HEADER = {
     "recorded": "SGLang 0.5.23 (PyPI wheel, --no-deps) with torch 2.13 CPU on a CPU-only host, by "
                 "tests/engine_probe/record_sglang_kv.py -> sglang_kv_probe.py; platform emulated as "
@@ -47,25 +48,6 @@ HEADER = {
 }
 
 
-def pinned_dirs() -> list[str]:
-    return sorted(str(p.parent.relative_to(ROOT)) for p in
-                  (ROOT / "tests" / "architectures").glob("*/configs/*/config.json")
-                  if not p.parent.name.startswith("synthetic"))
-
-
-def _run(python: str, dirs: list[str], timeout: int) -> list[str]:
-    try:
-        proc = subprocess.run([python, str(HERE / "sglang_kv_probe.py"), *dirs], cwd=ROOT,
-                              capture_output=True, text=True, timeout=timeout, check=False)
-        lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
-        done = {json.loads(x)["dir"] for x in lines}
-        tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
-        why = f"probe exited {proc.returncode}: {tail[0][:300]}"
-    except subprocess.TimeoutExpired:
-        lines, done, why = [], set(), f"probe timed out after {timeout} s"
-    return lines + [json.dumps({"dir": d, "error": why}) for d in dirs if d not in done]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="*")
@@ -82,7 +64,8 @@ def main() -> int:
     dirs = a.dirs or pinned_dirs()
     groups = [list(g) for _, g in groupby(dirs, key=lambda d: Path(d).parent.parent.name)]
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        for lines in pool.map(lambda g: _run(python, g, a.timeout), groups):
+        for lines in pool.map(lambda g: run_probe(python, "sglang_kv_probe.py", g, a.timeout),
+                              groups):
             for line in lines:
                 print(line, flush=True)
     return 0

@@ -15,12 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recording import pinned_dirs, run_probe  # noqa: E402
+
 HEADER = {
     "recorded": "vLLM 0.33.0 (PyPI CUDA wheel) with torch 2.13 CPU on a CPU-only host, by "
                 "tests/engine_probe/record_vllm_kv.py -> vllm_kv_probe.py; platform emulated as "
@@ -37,12 +38,6 @@ HEADER = {
 }
 
 
-def pinned_dirs() -> list[str]:
-    return sorted(str(p.parent.relative_to(ROOT)) for p in
-                  (ROOT / "tests" / "architectures").glob("*/configs/*/config.json")
-                  if not p.parent.name.startswith("synthetic"))
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="*")
@@ -56,17 +51,7 @@ def main() -> int:
     if not a.append:
         print(json.dumps(HEADER), flush=True)
     for d in a.dirs or pinned_dirs():
-        try:
-            proc = subprocess.run([python, str(HERE / "vllm_kv_probe.py"), d], cwd=ROOT,
-                                  capture_output=True, text=True, timeout=a.timeout, check=False)
-            lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
-            if not lines:
-                tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
-                lines = [json.dumps({"dir": d, "error": f"probe exited {proc.returncode}: "
-                                     f"{tail[0][:300]}"})]
-        except subprocess.TimeoutExpired:
-            lines = [json.dumps({"dir": d, "error": f"probe timed out after {a.timeout} s"})]
-        for line in lines:
+        for line in run_probe(python, "vllm_kv_probe.py", [d], a.timeout):
             print(line, flush=True)
     return 0
 

@@ -30,9 +30,7 @@ or the Mamba pool. The platform is emulated as 8 x H100 (SM90) by sglang_gpu_emu
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
 import logging
 import os
 import sys
@@ -192,16 +190,8 @@ def probe(path: str, tp: int, kv: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dirs", nargs="+")
-    ap.add_argument("--tp", default="1,2,8")
-    ap.add_argument("--kv", default="auto,fp8_e4m3")
-    a = ap.parse_args()
-    for path in a.dirs:
-        for tp in (int(t) for t in a.tp.split(",")):
-            for kv in a.kv.split(","):
-                print(json.dumps(probe(path, tp, kv)), file=OUT, flush=True)
-
+    from recording import probe_main
+    probe_main(__doc__.splitlines()[0], probe, "auto,fp8_e4m3", OUT)
 
 if __name__ == "__main__":
     main()
