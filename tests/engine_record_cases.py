@@ -57,16 +57,7 @@ class Point:
 
 @cache
 def record_rows() -> tuple[dict, ...]:
-    """One row per (dir, TP, --kv-cache-dtype): the record is append-only, so a row recorded
-    again later (a config the probe could not build before) supersedes the earlier one."""
-    lines = RECORD.read_text().splitlines()[1:]
-    rows = {}
-    for x in lines:
-        if x.startswith("{"):
-            r = json.loads(x)
-            rows.pop((r["dir"], r["tp"], r["kv_cache_dtype"]), None)
-            rows[(r["dir"], r["tp"], r["kv_cache_dtype"])] = r
-    return tuple(rows.values())
+    return record_common.read_record(RECORD)
 
 
 def points() -> list[Point]:

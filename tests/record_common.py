@@ -4,8 +4,23 @@ judgement of one recorded row, and the bench's tally of checks."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
+
+
+def read_record(path: Path) -> tuple[dict, ...]:
+    """A record's rows after its header line, one per (dir, TP, KV dtype): records are
+    append-only, so a row recorded again later (a config the probe could not build before)
+    supersedes the earlier one."""
+    rows: dict = {}
+    for line in path.read_text().splitlines()[1:]:
+        if line.startswith("{"):
+            r = json.loads(line)
+            key = (r["dir"], r.get("tp"), r.get("kv_cache_dtype"))
+            rows.pop(key, None)
+            rows[key] = r
+    return tuple(rows.values())
 
 
 def known_cause(known: dict[str, str], row: dict) -> str | None:

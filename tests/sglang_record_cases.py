@@ -110,8 +110,7 @@ def header() -> dict:
 
 @cache
 def record_rows() -> tuple[dict, ...]:
-    lines = RECORD.read_text().splitlines()[1:]
-    return tuple(json.loads(x) for x in lines if x.startswith("{"))
+    return record_common.read_record(RECORD)
 
 
 def built_rows() -> list[dict]:
