@@ -146,16 +146,16 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     spec = load_spec(engine)
     assumed = version is None
     version = version or spec["default_version"]
-    vt = parse_version(version)
+    vt, newest = parse_version(version), spec["default_version"]
+    newest_vt = parse_version(newest)
     blocks = [b for b in spec["versions"] if vt is not None and in_range(vt, b["versions"])]
-    newest = spec["default_version"]
-    extrapolated = None
-    if not blocks and not strict and vt is not None and vt > parse_version(newest):
-        blocks = [b for b in spec["versions"] if in_range(parse_version(newest), b["versions"])]
-        extrapolated = newest
+    extrapolated, applies = None, vt     # `applies`: the version whose rules are used
+    if not blocks and not strict and vt is not None and vt > newest_vt:
+        blocks = [b for b in spec["versions"] if in_range(newest_vt, b["versions"])]
+        extrapolated, applies = newest, newest_vt
     if not blocks:
         ranges = ", ".join(b["versions"] for b in spec["versions"])
-        newer = vt is not None and vt > parse_version(newest)
+        newer = vt is not None and vt > newest_vt
         raise UsageError(f"{engine} {version}: kvfit has no rules for this version"
                          + (" (--engine-strict refuses to extrapolate)." if newer else "."),
                          hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one"
@@ -167,12 +167,10 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
         metrics = b.get("metrics", metrics)
         commands = b.get("commands", commands)
     layouts = tuple(c for c in spec.get("cache_layouts", ())
-                    if "versions" not in c or in_range(parse_version(extrapolated or version),
-                                                       c["versions"]))
+                    if "versions" not in c or in_range(applies, c["versions"]))
     constraints: dict = {}           # by id: a later entry for this version replaces one
     for c in spec.get("layout_constraints", ()):
-        if "versions" not in c or in_range(parse_version(extrapolated or version),
-                                           c["versions"]):
+        if "versions" not in c or in_range(applies, c["versions"]):
             constraints[c["id"]] = c
     label = blocks[-1].get("label", version)
     if extrapolated:
