@@ -137,11 +137,11 @@ def plan(vc, specs: dict, avail: int) -> dict:
                        for g in kv_groups]}
 
 
-def build(path: str, tp: int, kv: str):
+def build_model(path: str, tp: int, kv: str):
+    """(vllm config, model) as vLLM builds them for this rank, on the meta device."""
     from vllm.config import set_current_vllm_config
     from vllm.engine.arg_utils import EngineArgs
     from vllm.model_executor.model_loader.utils import initialize_model
-    from vllm.platforms import current_platform
     from vllm.usage.usage_lib import UsageContext
     from vllm.utils.torch_utils import set_default_torch_dtype
 
@@ -160,7 +160,16 @@ def build(path: str, tp: int, kv: str):
     with set_current_vllm_config(vc), set_default_torch_dtype(vc.model_config.dtype), \
             torch.device("meta"):
         with emu.building():
-            initialize_model(vllm_config=vc)
+            model = initialize_model(vllm_config=vc)
+    return vc, model
+
+
+def build(path: str, tp: int, kv: str):
+    """The vllm config after the model is built and the backend's block size applied."""
+    from vllm.config import set_current_vllm_config
+    from vllm.platforms import current_platform
+
+    vc, _ = build_model(path, tp, kv)
     with set_current_vllm_config(vc):
         current_platform.update_block_size_for_backend(vc)
     return vc
