@@ -46,39 +46,15 @@ _DSV4 = ("issue 11 rule 3: DeepSeek-V4 has SGLang's own DSV4PoolConfigurator (mo
          "pool_configurator.py:1067-1713: SWA ring, c4 / c128 compressed pools and state pools, "
          "a per-request running cap) and its own mem_fraction_static; kvfit leaves those cache "
          "kinds out of SGLang's generic pools (warned): not modelled yet")
-_VLM = ("issue 11: SGLang lowers its default mem_fraction_static for a multimodal model by the "
-        "vision tower's size (arg_groups/memory_hook.py:330-337, 417-462: x 0.95 x a ViT "
-        "complexity factor in [0.8, 1.05]); kvfit uses the text-model fraction (not modelled "
-        "yet; the pools match once SGLang's fraction is stated)")
-_VLM_RESERVE = _VLM + ("; and SGLang reserves SGLANG_VLM_CACHE_SIZE_MB (+ the feature cache "
-                       "with CUDA-IPC transport) of the KV budget for multimodal caches "
-                       "(mem_cache/kv_cache_configurator.py:202-219, 3047-3051): 100 MiB (Kimi-K3) "
-                       "to 1 GiB (Qwen3-VL) fewer bytes for the pools than kvfit")
-_NO_PREFILL_GRAPHS = ("issue 11: SGLang's default mem_fraction_static for this hybrid-linear MLA "
-                      "model reserves no prefill CUDA-graph memory (0.835 at TP 1 = (81,559 - 512 "
-                      "- 8,192 x 1.5 - 128 - 256 x 2 MiB) / 81,559: arg_groups/memory_hook.py:"
-                      "296-337, 357-399 with prefill graphs off); kvfit adds MLA's 1,536 MiB "
-                      "prefill-graph reserve (not modelled yet)")
-_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under SGLang: a vision model, so SGLang lowers "
-              "mem_fraction_static by the tower (0.759, as the vision cause); its KV cell carries "
-              "the pooled index key as 132 / index_kpool = 33 B per token per DSA layer (11,627 B "
-              "at bf16, recorded) and it keeps no per-request indexer tail ring; kvfit counts "
-              "11,264 B per token and the ring as per-request state (not modelled yet)")
+_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under SGLang: its KV cell carries the pooled "
+              "index key as 132 / index_kpool = 33 B per token per DSA layer (11,627 B at bf16, "
+              "recorded) and it keeps no per-request indexer tail ring; kvfit counts 11,264 B per "
+              "token and the ring as per-request state (not modelled yet; its vision fraction "
+              "0.95 x 0.816 matches)")
 KNOWN: dict[str, str] = {
-    "moonshotai--Kimi-Linear-48B-A3B-Base": _NO_PREFILL_GRAPHS, "zai-org--GLM-5.3-Flash": _GLM5_NEXT,
+    "zai-org--GLM-5.3-Flash": _GLM5_NEXT,
     "nvidia--GLM-5-NVFP4/auto": _DSA_AUTO, "nvidia--GLM-5.1-NVFP4/auto": _DSA_AUTO,
-    "nvidia--GLM-5.2-NVFP4/auto": _DSA_AUTO,
-    "moonshotai--Kimi-K2.5": _VLM_RESERVE, "nvidia--Kimi-K2.5-NVFP4": _VLM_RESERVE,
-    "nvidia--Kimi-K2.6-NVFP4": _VLM_RESERVE, "nvidia--Kimi-K2.7-Code-NVFP4": _VLM_RESERVE,
-    "moonshotai--Kimi-K3": _VLM_RESERVE, "Qwen--Qwen3.5-122B-A10B": _VLM_RESERVE,
-    "Qwen--Qwen3.5-27B": _VLM_RESERVE, "Qwen--Qwen3.5-35B-A3B": _VLM_RESERVE,
-    "Qwen--Qwen3.5-397B-A17B": _VLM_RESERVE, "Qwen--Qwen3.6-35B-A3B": _VLM_RESERVE,
-    "nvidia--Qwen3.5-122B-A10B-NVFP4": _VLM_RESERVE, "nvidia--Qwen3.5-397B-A17B-NVFP4": _VLM_RESERVE,
-    "nvidia--Qwen3.6-27B-NVFP4": _VLM_RESERVE, "nvidia--Qwen3.6-35B-A3B-NVFP4": _VLM_RESERVE,
-    "Qwen--Qwen3-VL-30B-A3B-Instruct": _VLM_RESERVE, "Qwen--Qwen3-VL-32B-Instruct": _VLM_RESERVE,
-    "google--gemma-4-26B-A4B": _VLM, "nvidia--Gemma-4-26B-A4B-NVFP4": _VLM,
-    "nvidia--Gemma-4-31B-IT-NVFP4": _VLM, "nvidia--MiniMax-M3-NVFP4": _VLM,
-    "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_AUTO,
+    "nvidia--GLM-5.2-NVFP4/auto": _DSA_AUTO, "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_AUTO,
     "deepseek-ai--DeepSeek-V4-Flash": _DSV4, "deepseek-ai--DeepSeek-V4-Pro": _DSV4,
     "nvidia--DeepSeek-V4-Flash-NVFP4": _DSV4, "nvidia--DeepSeek-V4-Pro-NVFP4": _DSV4,
 }
@@ -154,7 +130,8 @@ def _inputs(p_dir: str, tp: int, kv: str, context: int, weights: int):
                   vocab=state.vocab, max_context=state.max_context, device=acc.id,
                   capability=acc.compute_capability, kv_bytes=float(state.kv.bytes),
                   free_before_load_bytes=int(header()["free_before_gib"] * GIB),
-                  architectures=architectures(_checkpoint(p_dir).config))
+                  architectures=architectures(_checkpoint(p_dir).config),
+                  model_config=_checkpoint(p_dir).config)
 
 
 def kvfit_engine(p: Point, mem_fraction: float | None) -> dict:

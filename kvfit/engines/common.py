@@ -51,7 +51,9 @@ class Inputs:
       head_size, the maximum over layers; None: unknown or not a plain-attention model);
     config: the model's text config (kernel choices read it, e.g. a KDA gate bound);
     architectures: config.json's `architectures` (some engine pools depend on the class name;
-      empty: unknown).
+      empty: unknown);
+    model_config: config.json as a whole (SGLang's multimodal rules read its vision_config,
+      sub-configs and model_type; None: unknown).
     """
 
     components: list
@@ -80,6 +82,7 @@ class Inputs:
     head_size: int | None = None
     config: dict | None = None
     architectures: tuple = ()
+    model_config: dict | None = None
 
     @property
     def latent(self) -> bool:

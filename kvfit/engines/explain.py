@@ -160,7 +160,7 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
                   capability=acc.compute_capability if acc is not None else None,
                   kv_bytes=float(state.kv.bytes), kv_name=state.kv.name,
                   head_size=state.head_size, config=state.resolution.root,
-                  architectures=architectures(meta.config))
+                  architectures=architectures(meta.config), model_config=meta.config)
 
 
 def _capability(hardware: str | None) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from . import budget
+from . import budget, sglang_mm
 from .common import MIB, Inputs, flag, gib, num, too_long
 from .pages import layer_pages
 
@@ -39,7 +39,10 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
     graph = rules["reserve_decode_graph_mib_per_bs"] * max_bs
     if attn_dp > 1:
         graph += 3 * max_bs * attn_dp + (1.5 * max_bs * attn_dp if max_bs > 300 else 0)
-    if inp.latent:
+    prefill, prefill_why = sglang_mm.prefill_graph(rules, inp)
+    if not prefill:
+        pass
+    elif inp.latent:
         graph += rules["reserve_prefill_graph_mla_mib"]
     else:
         rows = rules["prefill_graph_counts"]
@@ -51,9 +54,16 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
     if gpu_mib / 1024 > rules["reserve_floor_above_gib"]:
         reserved = max(reserved, rules["reserve_floor_mib"])
     value = round((gpu_mib - reserved) / gpu_mib, 3)
-    return num(value, rules.basis("mem_fraction_rule") + f" (reserve {reserved:,.0f} MiB of "
-               f"{gpu_mib:,} MiB; chunked prefill {chunk}, decode graphs up to {max_bs})",
-               reserved_mib=round(reserved), chunked_prefill_size=chunk)
+    graphs = f"decode graphs up to {max_bs}" + ("" if prefill else
+                                                 f"; no prefill graph: {prefill_why}")
+    basis = rules.basis("mem_fraction_rule") + (f" (reserve {reserved:,.0f} MiB of {gpu_mib:,} "
+                                                f"MiB; chunked prefill {chunk}, {graphs})")
+    vlm = sglang_mm.vlm_factor(rules, inp)
+    if vlm is not None:
+        value *= vlm["value"]
+        basis += f"; x {vlm['value']:.6g} for a multimodal model: {vlm['basis']}"
+    return num(value, basis, reserved_mib=round(reserved), chunked_prefill_size=chunk,
+               vlm_factor=vlm["value"] if vlm else None)
 
 
 def _from_utilization(rules, inp: Inputs) -> dict:
@@ -156,9 +166,13 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
         out["rest_bytes"] = num(None, "not predicted: " + "; ".join(missing))
         return out | _pools(rules, flags, None, cells, page, context, attn_dp,
                             out["rest_bytes"]["basis"]) | {"refusal": long}
-    rest = mfs["value"] * free["value"] - weights["value"]
+    mm = sglang_mm.mm_reservation(rules, inp, gpu_mib)
+    rest = mfs["value"] * free["value"] - weights["value"] - mm["value"]
     out["rest_bytes"] = num(int(rest), "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:"
-                            "2990-3060 (free after weights - free before x (1 - mem_fraction_static))")
+                            "2990-3060 (free after weights - free before x (1 - mem_fraction_static)"
+                            + (f" - the multimodal reservation: {mm['basis']})" if mm["value"] else ")"))
+    if mm["value"]:
+        out["multimodal_reserve_bytes"] = mm
     out |= _pools(rules, flags, rest, cells, page, context, attn_dp)
     if long:
         out["refusal"] = long

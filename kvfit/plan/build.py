@@ -291,7 +291,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
                       kv_bytes=float(kv.bytes), index_dtype=dict(caches).get("index")
                       if req.index_dtype != "auto" else None, kv_name=kv.name,
                       head_size=model_head_size(cap.rules, fields), config=root,
-                      architectures=architectures(meta.config))
+                      architectures=architectures(meta.config), model_config=meta.config)
     m = Model(meta, arch, fields, sets, names, layout, ctx, comps, weights, divides,
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)

@@ -58,6 +58,7 @@ class Capacity:
     head_size: int | None = None
     config: dict | None = None
     architectures: tuple = ()
+    model_config: dict | None = None
     budget_utilization: float = DEFAULT_UTILIZATION
     utilization_basis: str = "kvfit default"
 
@@ -105,7 +106,7 @@ class Capacity:
                      utilization=self.utilization, capability=acc.compute_capability,
                      kv_bytes=self.kv_bytes, index_dtype=self.index_dtype,
                      kv_name=self.kv_name, head_size=self.head_size, config=self.config,
-                     architectures=self.architectures)
+                     architectures=self.architectures, model_config=self.model_config)
         if lay.get("pipeline"):
             inp.stages = pipeline_inputs(lay, comps)
         e = predict_inputs(self.name, self.version, flags, inp)
