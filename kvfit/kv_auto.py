@@ -96,9 +96,37 @@ def served(rules, meta, root, root_name, flag: str | None = None) -> dtypes.Cach
     return found
 
 
+def by_gpu(rules, meta, root, capability: str | None,
+           warnings: list[str]) -> dtypes.CacheDtype | None:
+    """The KV dtype an engine sets for a sparse-attention (DSA) model by GPU generation,
+    whatever the checkpoint declares (rule dsa_auto_kv_architectures), or None."""
+    rule = rules.values.get("dsa_auto_kv_architectures") if rules is not None else None
+    archs = meta.config.get("architectures") if isinstance(meta.config, dict) else None
+    if not rule or not isinstance(archs, list) or not archs or archs[0] not in rule["value"] \
+            or root.get("index_topk") is None:
+        return None
+    sink = bool(root.get(rules["dsa_auto_kv_sink_key"]))
+    major = int(str(capability).split(".")[0]) if capability else None
+    fp8 = major is not None and major >= rules["dsa_auto_kv_fp8_from_major"] and not sink
+    if major is None and not sink:
+        warnings.append(f"{rules.engine} sets a DSA model's KV cache under --kv-cache-dtype auto by "
+                        f"GPU: bfloat16 below SM{rules['dsa_auto_kv_fp8_from_major']}0, fp8_e4m3 "
+                        "from it; no GPU is named (--hardware), so bfloat16 is assumed.")
+    name = "fp8_e4m3" if fp8 else "bf16"
+    why = (f"SM{major}x" if major is not None else "GPU unknown") + (
+        "; learnable attention sinks" if sink else "")
+    source = rules.values["dsa_auto_kv_fp8_from_major"]["source"]
+    return dtypes.CacheDtype(name, dtypes.WIDTHS[name],
+                             f"engine rule {source} ({rules.engine} auto for a DSA model: {why})")
+
+
 def resolve(rules, meta, root, root_name, quant: dict | None, warnings: list[str],
-            flag: str | None = None) -> dtypes.CacheDtype:
-    """The KV CacheDtype `auto` means for this checkpoint under `rules` (an engine's rules)."""
+            flag: str | None = None, capability: str | None = None) -> dtypes.CacheDtype:
+    """The KV CacheDtype `auto` means for this checkpoint under `rules` (an engine's rules);
+    capability: the GPU's compute capability, for rules that depend on it (None: unknown)."""
+    gpu = by_gpu(rules, meta, root, capability, warnings)
+    if gpu is not None:
+        return gpu
     rule = rules.values.get("auto_kv") if rules is not None else None
     if rule:
         name, source = declared(meta, rule["value"], warnings)

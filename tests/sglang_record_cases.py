@@ -38,10 +38,6 @@ TOLERANCE = 0.005
 MIB, GIB = 1 << 20, 1 << 30
 # Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
 # name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
-_DSA_AUTO = ("issue 11: SGLang 0.5.23 sets a DeepSeek-DSA cache under --kv-cache-dtype auto to "
-             "bfloat16 below SM100 and fp8_e4m3 from SM100 on, whatever the checkpoint declares "
-             "(arg_groups/overrides.py:490-546); kvfit applies the checkpoint's FP8 declaration "
-             "(needs the GPU capability in the engine's KV resolution: not modelled yet)")
 _DSV4 = ("issue 11 rule 3: DeepSeek-V4 has SGLang's own DSV4PoolConfigurator (model_executor/"
          "pool_configurator.py:1067-1713: SWA ring, c4 / c128 compressed pools and state pools, "
          "a per-request running cap) and its own mem_fraction_static; kvfit leaves those cache "
@@ -53,8 +49,6 @@ _GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under SGLang: its KV cell car
               "0.95 x 0.816 matches)")
 KNOWN: dict[str, str] = {
     "zai-org--GLM-5.3-Flash": _GLM5_NEXT,
-    "nvidia--GLM-5-NVFP4/auto": _DSA_AUTO, "nvidia--GLM-5.1-NVFP4/auto": _DSA_AUTO,
-    "nvidia--GLM-5.2-NVFP4/auto": _DSA_AUTO, "nvidia--DeepSeek-V3.2-NVFP4/auto": _DSA_AUTO,
     "deepseek-ai--DeepSeek-V4-Flash": _DSV4, "deepseek-ai--DeepSeek-V4-Pro": _DSV4,
     "nvidia--DeepSeek-V4-Flash-NVFP4": _DSV4, "nvidia--DeepSeek-V4-Pro-NVFP4": _DSV4,
 }
@@ -115,7 +109,9 @@ def _checkpoint(directory: str):
 def _state(directory: str, kv: str, context: int):
     from kvfit.engines.spec import rules_for
     from kvfit.engines.state import engine_state
-    return engine_state(_checkpoint(directory), rules_for("sglang", VERSION), kv, context)
+    from kvfit.hardware import find_accelerator
+    return engine_state(_checkpoint(directory), rules_for("sglang", VERSION), kv, context,
+                        capability=find_accelerator("h100-80").compute_capability)
 
 
 def _inputs(p_dir: str, tp: int, kv: str, context: int, weights: int):

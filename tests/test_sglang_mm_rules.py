@@ -101,3 +101,32 @@ def test_qwen3_vl_off_hopper_keeps_the_embedding_cache():
     inp.capability = "9.0"
     assert sglang_mm.mm_reservation(RULES, inp, 81920)["value"] == 1024 * MIB
     assert sglang_mm.prefill_graph(RULES, inp)[0] is False
+
+
+def test_dsa_nvfp4_auto_kv_is_bf16_on_sm90_by_hand():
+    """nvidia/DeepSeek-V3.2-NVFP4 declares an FP8 KV cache, but SGLang sets a DSA model's auto
+    cache by GPU (overrides.py:490-546): bfloat16 on the SM90 H100. Cell 61 layers x
+    ((512 + 64) x 2 B latent + 132 B fp8 index key with its scale) = 61 x 1,284 = 78,324 B;
+    42,949,672,960 / 78,324 = 548,358.5 -> 548,352 on 64-token DSA pages."""
+    p = _point("nvidia--DeepSeek-V3.2-NVFP4")
+    r = cases.compare(p)
+    assert p.row["cell_bytes"] == 61 * ((512 + 64) * 2 + 132) == 78324
+    assert r["cell_bytes"][:2] == (78324, 78324)
+    assert r["tokens"][:2] == (548352, 548352) == (40 * GIB // 78324 // 64 * 64,) * 2
+
+
+def test_dsa_auto_kv_follows_the_gpu_generation():
+    """The same rule from SM100 on gives fp8_e4m3; a config with learnable sinks stays bf16;
+    without a GPU kvfit takes bf16 and warns (overrides.py:525-536)."""
+    from kvfit import kv_auto
+    from kvfit.metadata import Metadata
+
+    meta = Metadata("test", "local", {"architectures": ["DeepseekV32ForCausalLM"]})
+    root = {"index_topk": 2048}
+    warnings: list[str] = []
+    assert kv_auto.by_gpu(RULES, meta, root, "10.0", warnings).name == "fp8_e4m3"
+    assert kv_auto.by_gpu(RULES, meta, root, "9.0", warnings).name == "bf16"
+    assert kv_auto.by_gpu(RULES, meta, root | {"learnable_sink": True}, "10.0", warnings).name == "bf16"
+    assert not warnings
+    assert kv_auto.by_gpu(RULES, meta, root, None, warnings).name == "bf16" and len(warnings) == 1
+    assert kv_auto.by_gpu(RULES, meta, {}, "10.0", warnings) is None      # no indexer: not DSA

@@ -92,7 +92,8 @@ def engine_dtypes(meta: Metadata, res, rules, kv_spelling: str | None, quant: di
     warnings = [] if warnings is None else warnings
     entry = _spelling(rules, kv_spelling or "auto")
     if entry["kvfit"] == "auto":
-        kv = kv_auto.resolve(rules, meta, root, root_name, quant, warnings, model_dtype)
+        kv = kv_auto.resolve(rules, meta, root, root_name, quant, warnings, model_dtype,
+                             capability)
     elif entry["kvfit"] == "layout":
         kv = dtypes.explicit("fp8", "--kv-cache-dtype")
     else:
