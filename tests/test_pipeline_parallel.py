@@ -125,7 +125,6 @@ def test_vllm_spelling_sets_the_same_knob():
 @pytest.mark.parametrize("extra", [
     ("--gpus", "4", "--pp", "3"),                                  # 3 does not divide 4
     ("--gpus", "2", "--pp-layer-partition", "16,16"),              # no --pp
-    ("--gpus", "2", "--pp", "2", "--engine", "sglang"),            # not modelled
     ("--gpus", "2", "--pp", "2", "--parallelism", "vllm-dp-ep"),   # plain TP only
     ("--gpus", "2", "--pp", "2", "--pp-layer-partition", "16,15"),
     ("--gpus", "2", "--decode-context-parallel-size", "0"),

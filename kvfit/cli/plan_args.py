@@ -86,12 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "GPUs form DP replicas. With --parallelism sglang-dpa / vllm-dp-ep, N is "
                    "also the model-group (EP) size")
     h.add_argument("--pp", type=int, metavar="N", help="pipeline-parallel stages per replica "
-                   "(default 1): each stage holds a contiguous run of decoder layers (vLLM's "
-                   "split), its weights and its layers' KV; the fullest stage binds. Layouts "
-                   "become TP x PP x DP (plain TP only)")
+                   "(default 1): each stage holds a contiguous run of decoder layers (the engine's "
+                   "split: vLLM's, or SGLang's under --engine sglang), its weights and its "
+                   "layers' KV; the fullest stage binds. Layouts become TP x PP x DP (plain TP "
+                   "only)")
     h.add_argument("--pp-layer-partition", metavar="N,N,...", help="decoder layers per "
-                   "pipeline stage instead of vLLM's even split (its VLLM_PP_LAYER_PARTITION), "
-                   "e.g. 16,32")
+                   "pipeline stage instead of the engine's even split (vLLM's "
+                   "VLLM_PP_LAYER_PARTITION, SGLang's SGLANG_PP_LAYER_PARTITION), e.g. 16,32")
     h.add_argument("--parallelism", choices=["tp", "sglang-dpa", "vllm-dp-ep"],
                    help="tp (default): TP x DP only. sglang-dpa: also SGLang attention-DP with "
                    "expert parallelism (--attn-dp-size, --ep-size); vllm-dp-ep: vLLM "

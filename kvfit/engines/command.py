@@ -22,7 +22,8 @@ class Launch:
     under attention-DP); dp: replicas (or model groups); attention_dp / attention_tp: the
     attention-DP split; hosts: hosts the deployment spans; utilization: vLLM's
     --gpu-memory-utilization; mem_fraction: SGLang's --mem-fraction-static (None: omitted);
-    pp / pp_partition: pipeline stages and vLLM's VLLM_PP_LAYER_PARTITION (None: even split);
+    pp / pp_partition: pipeline stages and the engine's layer partition (rule pp_partition_env,
+      VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION; None: even split);
     mtp: speculative (MTP) tokens per step (0: none); index_dtype: the sparse-indexer cache
     dtype in the engine's spelling (None: the engine's default); rope_override: the config
     override JSON for a stated RoPE scaling (kvfit.plan.rope); flags: further engine flags.
@@ -146,8 +147,9 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
     fill["flags"] = _flag_text(rules, spec.flags)
     cmds = rules.commands
     one = cmds["launch"].format(**fill)
-    if spec.pp > 1 and spec.pp_partition:      # vllm/distributed/utils.py:214-223
-        one = f"VLLM_PP_LAYER_PARTITION={shlex.quote(spec.pp_partition)} {one}"
+    env = rules.values.get("pp_partition_env")
+    if spec.pp > 1 and spec.pp_partition and env:      # the engine's layer-partition variable
+        one = f"{env['value']}={shlex.quote(spec.pp_partition)} {one}"
     if spec.pp > 1 and "pp" not in cmds.get("layout_flags", {}):
         notes_pp = [f"{rules.engine} {rules.version}: kvfit has no pipeline-parallel spelling"]
     else:

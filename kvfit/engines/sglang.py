@@ -31,6 +31,7 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
         return num(row["value"], rules.basis("mem_fraction_tp_table") + f" (TP={inp.tp})")
     if not gpu_mib:
         return num(None, "GPU memory unknown (pass --hardware or --mem-fraction-static)")
+    pp = len(inp.stages) if inp.stages else 1
     tier = _tier(rules, gpu_mib)
     chunk = int(flag(flags, "chunked_prefill_size", tier["chunked_prefill_size"]))
     max_bs = tier["max_bs_tp4"] if inp.tp >= 4 else tier["max_bs"]
@@ -39,7 +40,7 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
     graph = rules["reserve_decode_graph_mib_per_bs"] * max_bs
     if attn_dp > 1:
         graph += 3 * max_bs * attn_dp + (1.5 * max_bs * attn_dp if max_bs > 300 else 0)
-    prefill, prefill_why = sglang_mm.prefill_graph(rules, inp)
+    prefill, prefill_why = sglang_mm.prefill_graph(rules, inp, pp)
     if not prefill:
         pass
     elif inp.latent:
@@ -50,7 +51,7 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
         graph += rules["reserve_prefill_graph_mib_each"] * row["count"]
     reserved = (rules["reserve_base_mib"] + rules["reserve_activation_per_token_mib"]
                 * max(chunk, rules["reserve_activation_min_tokens"])
-                + inp.tp / 8 * rules["reserve_tp_mib_per_8_ranks"] + graph)
+                + inp.tp * pp / 8 * rules["reserve_tp_mib_per_8_ranks"] + graph)
     if gpu_mib / 1024 > rules["reserve_floor_above_gib"]:
         reserved = max(reserved, rules["reserve_floor_mib"])
     value = round((gpu_mib - reserved) / gpu_mib, 3)
@@ -130,16 +131,24 @@ def _recurrent(rules, flags, rest: float, slot: int) -> tuple[int, float, str]:
     return size, rest - (size + 1) * slot, basis
 
 
-def predict(rules, flags: dict, inp: Inputs) -> dict:
-    """SGLang's start-up numbers for one attention-DP group at this TP size."""
+def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
+            slot: int | None = None) -> dict:
+    """SGLang's start-up numbers for one attention-DP group at this TP size (under PP: every
+    stage's, the binding one's on top, kvfit.engines.sglang_pp). mfs / slot: a PP stage's
+    fraction and Mamba slot bytes, which the whole pipeline decides."""
+    if inp.stages:
+        from .sglang_pp import predict_stages
+        return predict_stages(predict, rules, flags, inp)
     attn_dp = int(flag(flags, "attn_dp_size", 1))
     attn_tp = max(1, inp.tp // attn_dp)
     page, page_basis = _page(rules, flags, inp)
     context = int(flag(flags, "context_length", inp.context))
     gpu_mib = inp.visible_bytes // MIB
-    mfs = mem_fraction(rules, flags, inp, gpu_mib, attn_dp)
+    mfs = mfs or mem_fraction(rules, flags, inp, gpu_mib, attn_dp)
     pages = layer_pages(inp.components, attn_tp)
     cells = _cells(pages, hybrid_swa(rules, inp))
+    if slot is not None:
+        cells["slot"] = slot
     free = _free_before(rules, inp)
     weights = budget.loaded_weights(rules, inp)
     ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
@@ -241,10 +250,12 @@ def _running(rules, flags, tokens: int, context: int, attn_dp: int, slots) -> di
     value = min(int(user) // attn_dp if user else est, tokens // 2)
     basis = rules.basis("running_requests_per_context")
     if slots is not None:
-        per = rules["mamba_slots_no_radix"] if flags.get("disable_radix_cache") else \
-            rules["mamba_slots_per_request"]
+        name = "mamba_slots_no_radix" if flags.get("disable_radix_cache") else (
+            "mamba_slots_no_overlap" if flags.get("disable_overlap_schedule")
+            and "mamba_slots_no_overlap" in rules.values else "mamba_slots_per_request")
+        per = rules[name]
         if slots // per < value:
             value = slots // per
-            basis = rules.basis("mamba_slots_per_request") + f" (capped by {slots} recurrent " \
+            basis = rules.basis(name) + f" (capped by {slots} recurrent " \
                 f"slots / {per} per request)"
     return num(value, basis)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import UsageError
+from .capacity import NAMES
 from .layouts import Budget, capacity
 from .stages import SPLIT_RULE, stages
 from .systems import placement
@@ -28,10 +29,6 @@ def check_request(req, topo) -> int:
                          "parallelism for plain TP x PP x DP layouts only.")
     if pp > 1 and topo.gpus % pp:
         raise UsageError(f"--pp {pp} must divide the {topo.gpus} GPUs (TP x PP x DP).")
-    if pp > 1 and req.engine == "sglang":
-        raise UsageError(f"--pp {pp} with --engine sglang: kvfit does not model SGLang's "
-                         "pipeline-parallel pools yet.", hint="Use --engine vllm, or no engine "
-                         "for the static bound.")
     return pp
 
 
@@ -57,7 +54,13 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
     """One TP=tp x PP=pp x DP layout (JSON-ready), judged by its binding stage."""
     group = tp * pp
     dp = topo.gpus // group
-    split = stages(comps, m.n_layers, pp, m.weights.bytes, m.edge, partition)
+    rules = m.capacity.rules if m.capacity.engine else None
+    rule = rules.values.get("pp_split") if rules is not None else None
+    split = stages(comps, m.n_layers, pp, m.weights.bytes, m.edge, partition,
+                   rule["value"] if rule else "spread_before_last")
+    env = rules.values.get("pp_partition_env") if rules is not None else None
+    env = env["value"] if env else "VLLM_PP_LAYER_PARTITION"
+    sglang = m.capacity.name == "sglang"
     rows = [_stage_row(st, tp, budget, extra) for st in split]
     bind = binding(rows)
     base = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",
@@ -68,17 +71,21 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
                          "budget_bytes": budget.budget_bytes,
                          "reserve_bytes": budget.reserve_bytes},
             "pipeline": {"stages": rows, "binding_stage": bind["stage"],
-                         "split_rule": SPLIT_RULE if partition is None else
-                         f"user: --pp-layer-partition {partition} (vLLM VLLM_PP_LAYER_PARTITION)",
+                         "split_rule": (f"engine rule {rule['source']}" if rule else SPLIT_RULE)
+                         if partition is None else f"user: --pp-layer-partition {partition} "
+                         f"({NAMES.get(m.capacity.name, 'vLLM')} {env})",
                          "weights_basis": (m.edge.get("basis") or "") + (
                              "; the MTP draft's weights are split like the rest, though vLLM "
                              "loads the draft on the last stage (gpu_model_runner.py:594-598) "
                              "and shares its embedding and head with the target only at PP=1 "
                              "(llm_base_proposer.py _maybe_share_embeddings)"
-                             if m.names.get("mtp") else ""),
+                             if m.names.get("mtp") and not sglang else ""),
                          "note": "per_rank is the binding stage's: the replica admits what its "
-                                 "fullest stage admits (vllm/v1/core/kv_cache_planning.py:"
-                                 "1580-1595)"}}
+                                 "fullest stage admits (" + (
+                                     "SGLang: max_total_num_tokens is the minimum over the PP "
+                                     "ranks, mem_cache/kv_cache_configurator.py:3107-3115)"
+                                     if sglang else "vllm/v1/core/kv_cache_planning.py:"
+                                     "1580-1595)")}}
     if invalid:
         base["per_rank"] |= {"padding_bytes": 0, "used_bytes": None}
         return base | {"max_sequences": 0, "sequences_per_replica": 0, "sequences_per_group": 0,

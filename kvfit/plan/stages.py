@@ -1,5 +1,7 @@
-"""Pipeline parallelism: vLLM's split of the decoder layers over PP stages, and what each
-stage holds (its layers' state, its share of the weights).
+"""Pipeline parallelism: the engine's split of the decoder layers over PP stages, and what
+each stage holds (its layers' state, its share of the weights). vLLM's split is below;
+SGLang 0.5.10+ gives the remainder to the last stages instead (sglang/srt/distributed/
+utils.py:110-150: 32 layers over 3 -> [10, 11, 11]); the engine spec's rule pp_split says which.
 
 vLLM splits the `num_hidden_layers` decoder layers with `get_pp_indices`
 (vllm/distributed/utils.py:198-240): `n // pp` layers each, and the remainder `r` goes one
@@ -24,14 +26,22 @@ from ..errors import UsageError
 SPLIT_RULE = "engine rule vllm/distributed/utils.py:198-240 (get_pp_indices)"
 
 
-def partition(n_layers: int, pp: int, override: str | None = None) -> list[int]:
-    """Decoder layers per stage, as vLLM splits them (or as VLLM_PP_LAYER_PARTITION says)."""
+def partition(n_layers: int, pp: int, override: str | None = None,
+              split: str = "spread_before_last") -> list[int]:
+    """Decoder layers per stage, as the engine splits them (or as the partition the user
+    states, the engine's VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION, says).
+
+    split (the engine spec's rule pp_split): spread_before_last (vLLM: the remainder one layer
+    each to the stages before the last, counting back), spread_last (SGLang 0.5.10+: the last
+    n % pp stages one more each, sglang/srt/distributed/utils.py:137-148), last_takes_rest
+    (older SGLang: the last stage takes the whole remainder)."""
     if override is not None:
         try:
             parts = [int(x) for x in override.split(",")]
         except ValueError:
             raise UsageError(f"--pp-layer-partition {override!r} must be comma-separated whole "
-                             "numbers, one per stage (vLLM's VLLM_PP_LAYER_PARTITION).") from None
+                             "numbers, one per stage (the engine's layer-partition variable).") \
+                from None
         if len(parts) != pp or sum(parts) != n_layers or min(parts) < 1:
             raise UsageError(f"--pp-layer-partition {override!r}: {pp} stages of at least one "
                              f"layer each must add up to the model's {n_layers} layers.")
@@ -39,9 +49,15 @@ def partition(n_layers: int, pp: int, override: str | None = None) -> list[int]:
     if pp > n_layers:
         raise UsageError(f"--pp {pp} exceeds the model's {n_layers} decoder layers: every "
                          "pipeline stage needs at least one layer.")
-    parts = [n_layers // pp] * pp
-    for i in range(2, n_layers % pp + 2):
-        parts[-i] += 1
+    parts, rest = [n_layers // pp] * pp, n_layers % pp
+    if split == "last_takes_rest":
+        parts[-1] += rest
+    elif split == "spread_last":
+        for i in range(1, rest + 1):
+            parts[-i] += 1
+    else:
+        for i in range(2, rest + 2):
+            parts[-i] += 1
     return parts
 
 
@@ -120,9 +136,9 @@ def edge_weights(root: dict, model_bytes) -> dict:
 
 
 def stages(comps, n_layers: int, pp: int, weights: int | None, edge: dict,
-           override: str | None = None) -> list[Stage]:
-    """Every stage of a PP=`pp` split of the model."""
-    parts = partition(n_layers, pp, override)
+           override: str | None = None, split: str = "spread_before_last") -> list[Stage]:
+    """Every stage of a PP=`pp` split of the model (split: the engine's pp_split rule)."""
+    parts = partition(n_layers, pp, override, split)
     ws = stage_weights(weights, parts, edge)
     out = []
     for i, (lo, hi) in enumerate(bounds(parts)):

@@ -60,7 +60,8 @@ def render_text(report: dict, verbose: bool = True) -> str:
             ps = e["pipeline_stages"]
             out.append("  pipeline stages: " + "; ".join(
                 f"stage {s['stage']} layers {s['layers'][0]}-{s['layers'][1] - 1}: "
-                f"{number(s['num_gpu_blocks'])} blocks" for s in ps["value"]) +
+                + (f"{number(s['num_gpu_blocks'])} blocks" if "num_gpu_blocks" in s else
+                   f"{number(s['max_total_num_tokens'])} tokens") for s in ps["value"]) +
                 f" -> stage {ps['binding_stage']} binds ({ps['basis']})")
         out += [f"  warning: {w}" for w in e.get("warnings", [])]
         if e.get("refusal"):

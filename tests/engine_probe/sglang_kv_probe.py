@@ -75,9 +75,11 @@ def resolve(path: str, tp: int, kv: str, length: int | None):
     return sa, ModelConfig.from_server_args(sa), resolved
 
 
-def configurator(sa, mc):
+def configurator(sa, mc, pp: int = 1, layers: tuple[int, int] | None = None):
     """Publish the resolved args afresh (no override of an earlier budget survives) and build
-    a KVCacheConfigurator as ModelRunner does."""
+    a KVCacheConfigurator as ModelRunner does (under --pp-size: for the PP rank owning the
+    decoder layers [start, end), which the model stub carries as a built model would,
+    layer_setup.py:233-237)."""
     from sglang.srt.configs.model_config import AttentionArch
     from sglang.srt.mem_cache import kv_cache_configurator as kvm
     from sglang.srt.mem_cache import kv_cache_dtype as kvd
@@ -97,12 +99,14 @@ def configurator(sa, mc):
         from sglang.srt.model_loader.weight_utils import get_quant_config
         quant = get_quant_config(mc, LoadConfig(), {})
     model = types.SimpleNamespace(quant_config=quant)
+    if layers is not None:
+        model.start_layer, model.end_layer = layers
     kv_str, kv_dtype = kvd.configure_kv_cache_dtype(
         server_args_kv_cache_dtype=get_model().kv_cache_dtype, model=model, model_dtype=mc.dtype,
         is_draft_worker=False, is_dflash=False, speculative_draft_attention_backend=None)
     spec = SpeculativeAlgorithm.from_string(None)
     kvc = kvm.KVCacheConfigurator(
-        device="cuda", gpu_id=0, attn_dp_size=get_parallel().attn_dp_size, pp_size=1, pp_group=None,
+        device="cuda", gpu_id=0, attn_dp_size=get_parallel().attn_dp_size, pp_size=pp, pp_group=None,
         model=model, model_config=mc, server_args=sa, kv_cache_dtype=kv_dtype,
         kv_cache_dtype_str=kv_str, model_dtype=mc.dtype, page_size=get_schedule().page_size,
         sliding_window_size=resolve_sliding_window_size(model, mc), spec_algorithm=spec,
