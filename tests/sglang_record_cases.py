@@ -40,13 +40,17 @@ MIB, GIB = 1 << 20, 1 << 30
 # name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
 _DSV4 = ("issue 11 rule 3: DeepSeek-V4 has SGLang's own DSV4PoolConfigurator (model_executor/"
          "pool_configurator.py:1067-1713: SWA ring, c4 / c128 compressed pools and state pools, "
-         "a per-request running cap) and its own mem_fraction_static; kvfit leaves those cache "
-         "kinds out of SGLang's generic pools (warned): not modelled yet")
-_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under SGLang: its KV cell carries the pooled "
-              "index key as 132 / index_kpool = 33 B per token per DSA layer (11,627 B at bf16, "
-              "recorded) and it keeps no per-request indexer tail ring; kvfit counts 11,264 B per "
-              "token and the ring as per-request state (not modelled yet; its vision fraction "
-              "0.95 x 0.816 matches)")
+         "a per-request running cap); kvfit leaves those cache kinds out of SGLang's generic "
+         "pools (warned): not modelled yet (its mem_fraction_static, without the prefill graph, "
+         "cuda_graph_hook.py:193-201, matches)")
+_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under SGLang: 64 x index_kpool = 256-token "
+              "pages (arg_groups/model_overrides/deepseek_v2.py:161-173); its cell carries the "
+              "pooled index key as ceil(132 / index_kpool) = 33 B per token per DSA layer "
+              "(pool_configurator.py:560-575: 11,627 B at bf16, recorded) and, under fp8_e4m3, a "
+              "528 B latent row (6,171 B recorded); it keeps no per-request indexer tail ring "
+              "(Mamba state 147,619,840 B per request, 22,528 B less than kvfit's). kvfit counts "
+              "11,264 B per token on 1-token pages (not modelled yet: needs an SGLang layout in "
+              "specs/architectures/glm5_next.yaml; its vision fraction 0.95 x 0.816 matches)")
 KNOWN: dict[str, str] = {
     "zai-org--GLM-5.3-Flash": _GLM5_NEXT,
     "deepseek-ai--DeepSeek-V4-Flash": _DSV4, "deepseek-ai--DeepSeek-V4-Pro": _DSV4,

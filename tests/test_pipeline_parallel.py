@@ -126,6 +126,7 @@ def test_vllm_spelling_sets_the_same_knob():
     ("--gpus", "4", "--pp", "3"),                                  # 3 does not divide 4
     ("--gpus", "2", "--pp-layer-partition", "16,16"),              # no --pp
     ("--gpus", "2", "--pp", "2", "--parallelism", "vllm-dp-ep"),   # plain TP only
+    ("--gpus", "2", "--pp", "2", "--engine", "sglang", "--mtp"),   # SGLang PP draft: not modelled
     ("--gpus", "2", "--pp", "2", "--pp-layer-partition", "16,15"),
     ("--gpus", "2", "--decode-context-parallel-size", "0"),
 ])

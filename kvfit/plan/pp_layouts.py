@@ -29,6 +29,11 @@ def check_request(req, topo) -> int:
                          "parallelism for plain TP x PP x DP layouts only.")
     if pp > 1 and topo.gpus % pp:
         raise UsageError(f"--pp {pp} must divide the {topo.gpus} GPUs (TP x PP x DP).")
+    if pp > 1 and req.engine == "sglang" and req.mtp:
+        raise UsageError(f"--pp {pp} with --mtp under --engine sglang: kvfit does not model where "
+                         "SGLang keeps the EAGLE draft's weights and KV under pipeline "
+                         "parallelism (arg_groups/validation_hook.py:119-160 allows only EAGLE).",
+                         hint="Drop --mtp, or use --engine vllm for a PP plan with MTP.")
     return pp
 
 
