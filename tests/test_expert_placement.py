@@ -224,7 +224,11 @@ def test_must_show_kimi_k3_plans_expert_parallel_layouts_to_a_kv_token_count(nod
     k3 = CONFIGS / "kimi_linear" / "configs" / "moonshotai--Kimi-K3"
     code, r = run_json(k3, "--system", "dgx-h200", "--nodes", str(nodes), "--tp", str(tp),
                        "--engine", "sglang", "--kv-dtype", "fp8", "--parallelism", "sglang-dpa")
-    assert code == 0
+    # Kimi-K3 is multimodal and KDA-hybrid in SGLang: its fraction is x 0.95 x 0.9875 for the
+    # 27 x 1024 tower and has no prefill graph (0.767 at TP 8 in SGLang's own record,
+    # tests/test_sglang_mm_rules.py), so on 2 nodes no layout holds one 1M-token sequence
+    # (exit 1) and on 4 nodes one does (exit 0); every layout still plans to pool tokens.
+    assert code == (1 if nodes == 2 else 0)
     assert r["weights"]["source"] == "config estimate"
     assert r["expert_parallel"]["source"] == "config estimate"
     tp_ep = _lay(r, f"sglang-dpa-g{tp}-a1")
