@@ -96,14 +96,20 @@ def served(rules, meta, root, root_name, flag: str | None = None) -> dtypes.Cach
     return found
 
 
+def dsa_model(rules, architectures, root: dict) -> bool:
+    """Whether the engine treats the model as DeepSeek-family sparse attention (rule
+    dsa_architectures: config.json's first class listed, and index_topk set)."""
+    rule = rules.values.get("dsa_architectures") if rules is not None else None
+    return bool(rule and architectures and architectures[0] in rule["value"]
+                and isinstance(root, dict) and root.get("index_topk") is not None)
+
+
 def by_gpu(rules, meta, root, capability: str | None,
            warnings: list[str]) -> dtypes.CacheDtype | None:
     """The KV dtype an engine sets for a sparse-attention (DSA) model by GPU generation,
-    whatever the checkpoint declares (rule dsa_auto_kv_architectures), or None."""
-    rule = rules.values.get("dsa_auto_kv_architectures") if rules is not None else None
+    whatever the checkpoint declares (rule dsa_architectures), or None."""
     archs = meta.config.get("architectures") if isinstance(meta.config, dict) else None
-    if not rule or not isinstance(archs, list) or not archs or archs[0] not in rule["value"] \
-            or root.get("index_topk") is None:
+    if not dsa_model(rules, archs if isinstance(archs, list) else (), root):
         return None
     sink = bool(root.get(rules["dsa_auto_kv_sink_key"]))
     major = int(str(capability).split(".")[0]) if capability else None

@@ -131,7 +131,7 @@ def _inputs(p_dir: str, tp: int, kv: str, context: int, weights: int):
                   capability=acc.compute_capability, kv_bytes=float(state.kv.bytes),
                   free_before_load_bytes=int(header()["free_before_gib"] * GIB),
                   architectures=architectures(_checkpoint(p_dir).config),
-                  model_config=_checkpoint(p_dir).config)
+                  model_config=_checkpoint(p_dir).config, config=state.resolution.root)
 
 
 def kvfit_engine(p: Point, mem_fraction: float | None) -> dict:

@@ -130,3 +130,13 @@ def test_dsa_auto_kv_follows_the_gpu_generation():
     assert not warnings
     assert kv_auto.by_gpu(RULES, meta, root, None, warnings).name == "bf16" and len(warnings) == 1
     assert kv_auto.by_gpu(RULES, meta, {}, "10.0", warnings) is None      # no indexer: not DSA
+
+
+def test_dsa_page_is_64_x_index_kpool_by_hand():
+    """A DSA page holds whole pooled index groups: 64 x index_kpool tokens
+    (model_overrides/deepseek_v2.py:161-173): GLM-5.3-Flash's text config says index_kpool 4
+    -> 256, DeepSeek-V3.2 has none (1) -> 64; SGLang's resolution recorded the same."""
+    for name, page in (("zai-org--GLM-5.3-Flash", 256), ("nvidia--DeepSeek-V3.2-NVFP4", 64)):
+        p, e, _ = _engine(name)
+        assert e["page_size"]["value"] == page == p.row["resolved"]["page_size"]
+        assert e["max_total_num_tokens"]["value"] % page == 0

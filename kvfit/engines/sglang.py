@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..kv_auto import dsa_model
 from . import budget, sglang_mm
 from .common import MIB, Inputs, flag, gib, num, too_long
 from .pages import layer_pages
@@ -91,8 +92,12 @@ def _page(rules, flags: dict, inp: Inputs) -> tuple[int, str]:
     row = next((r for r in rules["forced_page_sizes"] if r["backend"] == backend), None)
     if row:
         return row["page_size"], rules.basis("forced_page_sizes") + f" ({backend})"
-    if inp.sparse and "dsa_page_size" in rules.values:
-        return rules["dsa_page_size"], rules.basis("dsa_page_size")
+    if "dsa_page_size" in rules.values and (
+            dsa_model(rules, inp.architectures, inp.config) if inp.architectures else inp.sparse):
+        kpool = (inp.config or {}).get("index_kpool")
+        kpool = kpool if isinstance(kpool, int) and not isinstance(kpool, bool) and kpool > 0 else 1
+        return rules["dsa_page_size"] * kpool, rules.basis("dsa_page_size") + (
+            f" (x index_kpool {kpool})" if kpool > 1 else "")
     return rules["page_size_default"], rules.basis("page_size_default")
 
 
