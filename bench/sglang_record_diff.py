@@ -31,8 +31,9 @@ generation (bfloat16 on the recorded SM90):
 
 The 120 misses left are two known causes (tests/sglang_record_cases.py KNOWN): DeepSeek-V4's
 own DSV4PoolConfigurator (96 points: 4 checkpoints x 24) and GLM-5.3-Flash's pooled index
-cell, 256-token pages and missing tail ring (24 points). SGLang's pipeline-parallel answers
-are a separate record (tests/engine_probe/sglang-0.5.23-pp.jsonl, tests/test_sglang_pp.py).
+cell and missing tail ring (24 points; its 256-token DSA pages are modelled). SGLang's
+pipeline-parallel answers are a separate record (tests/engine_probe/sglang-0.5.23-pp.jsonl,
+tests/test_sglang_pp.py).
 """
 
 from __future__ import annotations
