@@ -120,9 +120,10 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
     return verdict_code(report), render_json(report), err.getvalue()
 
 
-def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
-    """(exit code, kvfit's engine section for the TP layout or None, stderr or a note)."""
-    args = [ROOT / p.dir, "--engine", "vllm@0.33.0", "--hardware", "h100-80", "--gpus", str(p.tp),
+def kvfit_plan(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None, str]:
+    """(exit code, kvfit's engine section for the TP layout or None, stderr or a note), from
+    the planner's JSON under `--engine ENGINE` (the record's version unless told)."""
+    args = [ROOT / p.dir, "--engine", engine, "--hardware", "h100-80", "--gpus", str(p.tp),
             "--tp", str(p.tp), "--context", str(p.length), "--kv-dtype", p.kv,
             "--kv-cache-memory-bytes", str(p.avail), "--json"]
     code, out, err = _run(args, p.dir)
