@@ -120,9 +120,9 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
     return verdict_code(report), render_json(report), err.getvalue()
 
 
-def kvfit_plan(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None, str]:
-    """(exit code, kvfit's engine section for the TP layout or None, stderr or a note), from
-    the planner's JSON under `--engine ENGINE` (the record's version unless told)."""
+def kvfit_layout(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None, str]:
+    """(exit code, the planner's JSON layout for the TP size or None, stderr or a note) under
+    `--engine ENGINE` (the record's version unless told)."""
     args = [ROOT / p.dir, "--engine", engine, "--hardware", "h100-80", "--gpus", str(p.tp),
             "--tp", str(p.tp), "--context", str(p.length), "--kv-dtype", p.kv,
             "--kv-cache-memory-bytes", str(p.avail), "--json"]
@@ -134,7 +134,13 @@ def kvfit_plan(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None,
         code, out, err = _run(args + ["--weight-gib", "1"], p.dir)
         layout = next((x for x in json.loads(out)["layouts"] if x["tp"] == p.tp), {})
         err = WEIGHTS_ASSUMED
-    return code, layout.get("engine"), err
+    return code, layout, err
+
+
+def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
+    """(exit code, kvfit's engine section for the TP layout or None, stderr or a note)."""
+    code, layout, err = kvfit_layout(p)
+    return code, (layout or {}).get("engine"), err
 
 
 def kvfit_token_bytes(p: Point) -> Fraction:

@@ -6,7 +6,8 @@ figures are derived from the pinned config.json (tests/architectures/*/configs/N
 test asserts (a) vLLM's recorded row (tests/engine_probe/vllm-0.33.0-kv.jsonl, written by vLLM's
 own code: tests/engine_probe/record_vllm_kv.py) equals the hand figures and (b) kvfit equals
 them, both through the record comparison (engine_record_cases.compare) and in the planner's
-JSON under plain `--engine vllm` (default version 0.33.0). None of the nine is refused at TP 8
+JSON under plain `--engine vllm` (default version 0.33.0), whose own per-sequence state figure
+must be the engine's storage (no second answer). None of the nine is refused at TP 8
 by vLLM (every TP 8 row in the record is built), so no refusal is asserted here.
 
 Shared rules (v1/ is vllm/v1/):
@@ -46,9 +47,10 @@ def _point(name: str, tp: int, kv: str = "auto", length: int = 4096) -> cases.Po
                 and p.kv == kv and p.length == length and p.avail == GIB40)
 
 
-def _check(p: cases.Point, *, pages, token_bytes, block, groups, per_block):
+def _check(p: cases.Point, *, pages, token_bytes, block, groups, per_block, state):
     """pages: (layers, page bytes) per recorded spec; groups: (layers, blocks per request) per
-    vLLM KV-cache group in vLLM's order; per_block: bytes per block. The rest follows."""
+    vLLM KV-cache group in vLLM's order; per_block: bytes per block; state: the stored bytes
+    of one sequence of p.length tokens on one rank (no page padding). The rest follows."""
     blocks = p.avail // per_block
     need = sum(b for _, b in groups)
     conc = blocks / need                                  # vLLM's own float arithmetic
@@ -66,9 +68,12 @@ def _check(p: cases.Point, *, pages, token_bytes, block, groups, per_block):
     assert (r["token_bytes"][0], r["block_size"][0], r["num_blocks"][0], r["tokens"][0]) == \
         (token_bytes, block, blocks, tokens)
     assert r["concurrency"][0] == round(conc, 4)
-    # ... and the planner's JSON under plain --engine vllm
-    code, eng, _ = cases.kvfit_plan(p, engine="vllm")
+    # ... and the planner's JSON under plain --engine vllm: its own state figure per sequence
+    # is the engine's storage (unpadded), and its engine section the figures above
+    code, layout, _ = cases.kvfit_layout(p, engine="vllm")
+    eng = layout["engine"]
     assert code in (0, 1) and eng["version"] == "0.33.0"
+    assert layout["per_rank"]["state_bytes_per_sequence"] == state
     assert sorted(g["layers"] for g in eng["groups"]["value"]) == sorted(n for n, _ in groups)
     assert (eng["bytes_per_block"]["value"], eng["num_gpu_blocks"]["value"]) == (per_block, blocks)
     assert (eng["blocks_per_request"]["value"], eng["kv_cache_tokens"]["value"]) == (need, tokens)
@@ -92,7 +97,7 @@ def test_gemma_2_9b(tp):
     page = 16 * heads * 512 * 2
     _check(_point("google--gemma-2-9b", tp), pages=[(21, page), (21, page)],
            token_bytes=42 * heads * 512 * 2, block=16, groups=[(21, 257), (21, 256)],
-           per_block=21 * page)
+           per_block=21 * page, state=42 * heads * 512 * 2 * 4096)    # the window holds 4,096
 
 
 @pytest.mark.parametrize("tp", [1, 8])
@@ -107,7 +112,8 @@ def test_minicpm3_4b(tp):
     B/token, 1,904,640 per block -> 22,550 blocks, 88.09x, 360,800 tokens."""
     per_tok = (40 // tp) * 192 * 2
     _check(_point("openbmb--MiniCPM3-4B", tp), pages=[(62, 16 * per_tok)],
-           token_bytes=62 * per_tok, block=16, groups=[(62, 256)], per_block=62 * 16 * per_tok)
+           token_bytes=62 * per_tok, block=16, groups=[(62, 256)], per_block=62 * 16 * per_tok,
+           state=62 * per_tok * 4096)
 
 
 @pytest.mark.parametrize("kv", ["auto", "fp8"])
@@ -125,7 +131,7 @@ def test_kimi_k26_nvfp4(tp, kv):
     p = _point("nvidia--Kimi-K2.6-NVFP4", tp, kv)
     assert p.row["cache_dtype"] == {"auto": "fp8_e4m3", "fp8": "fp8"}[kv]
     _check(p, pages=[(61, 64 * 576)], token_bytes=61 * 576, block=64, groups=[(61, 64)],
-           per_block=61 * 64 * 576)
+           per_block=61 * 64 * 576, state=61 * 576 * 4096)
 
 
 @pytest.mark.parametrize("kv", ["auto", "fp8"])
@@ -159,7 +165,8 @@ def test_nemotron_3_super_fp8(tp, kv):
     p = _point("nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8", tp, kv)
     assert (p.row["cache_dtype"], p.row["mamba_cache_mode"]) == (kv, "align")
     _check(p, pages=[(40, page), (8, page)], token_bytes=8 * per_tok, block=block,
-           groups=[(8, 3)] * 5 + [(8, cdiv(4096, block))], per_block=8 * page)
+           groups=[(8, 3)] * 5 + [(8, cdiv(4096, block))], per_block=8 * page,
+           state=8 * per_tok * 4096 + 40 * state)    # one unpadded state per Mamba layer
 
 
 @pytest.mark.parametrize("tp", [1, 8])
@@ -186,7 +193,7 @@ def test_qwen36_35b_a3b(tp):
     assert (block, page) == {1: (1088, 2228224), 8: (320, 327680)}[tp]
     _check(_point("Qwen--Qwen3.6-35B-A3B", tp), pages=[(30, page), (10, page)],
            token_bytes=10 * per_tok, block=block, groups=[(10, 3)] * 3 + [(10, cdiv(4096, block))],
-           per_block=10 * page)
+           per_block=10 * page, state=10 * per_tok * 4096 + 30 * state)
 
 
 DSA = {"deepseek-ai--DeepSeek-V3.2": (61, 61), "zai-org--GLM-5.3": (78, 21)}  # MLA, indexer layers
@@ -219,7 +226,7 @@ def test_dsa_v32_and_glm53(name, tp, kv):
     pages = [(index, 64 * 132), (index, 64 * row)] + ([(mla - index, 64 * row)] if mla > index else [])
     token = mla * row + index * 132
     _check(p, pages=pages, token_bytes=token, block=64, groups=[(mla + index, 64)],
-           per_block=64 * token)
+           per_block=64 * token, state=token * 4096)
 
 
 @pytest.mark.parametrize("kv", ["auto", "fp8"])
@@ -244,7 +251,7 @@ def test_minimax_m3_nvfp4(tp, kv):
     token = 60 * kv_tok + 57 * 256
     p = _point("nvidia--MiniMax-M3-NVFP4", tp, kv)
     _check(p, pages=[(3, 128 * kv_tok), (57, 128 * kv_tok), (57, 128 * 256)], token_bytes=token,
-           block=128, groups=[(117, 32)], per_block=128 * token)
+           block=128, groups=[(117, 32)], per_block=128 * token, state=token * 4096)
 
 
 # DeepSeek-V4-Flash (config.json: 43 layers, head_dim 512, qk_rope_head_dim 64, index_head_dim
@@ -257,6 +264,11 @@ V4_INDEX = cdiv(256 // 4 * 132, 576) * 576         # 8,448 -> 8,640
 V4_RING_C4 = cdiv(4 * 2 * 2 * 512 * 4, 576) * 576  # 32,768 -> 32,832
 V4_RING_C4_INDEX = cdiv(4 * 2 * 2 * 128 * 4, 576) * 576  # 8,192 -> 8,640
 V4_RING_C128 = cdiv(8 * 2 * 1 * 512 * 4, 576) * 576      # 32,768 -> 32,832
+# One 8,192-token sequence as stored, unpadded: 43 x 128 window rows + 21 x 2,048 C4 and
+# 20 x 64 C128 rows of 584 B, 21 x 2,048 index keys of 132 B, and the rings: C4 21 x 8 x
+# (8,192 + 2,048) B, C128 20 x 128 x 4,096 B = 46,961,664 B.
+V4_STATE_8K = ((43 * 128 + 21 * 8192 // 4 + 20 * 8192 // 128) * 584 + 21 * 8192 // 4 * 132
+               + 21 * 8 * (2 * 2 * 512 * 4 + 2 * 2 * 128 * 4) + 20 * 128 * (2 * 1 * 512 * 4))
 
 
 @pytest.mark.parametrize("kv", ["auto", "fp8"])
@@ -276,7 +288,7 @@ def test_deepseek_v4_flash(tp, kv):
     32, rings cdiv(8,192, 4) + 1 = 2,049 and cdiv(8,192, 8) + 1 = 1,025: 3,364 -> 12.7387x,
     104,355 tokens. Every cache is one shared head, replicated: TP 8 equals TP 1."""
     assert (V4_SWA, V4_C4, V4_C128, V4_INDEX) == (37440, 37440, 1728, 8640)
-    assert (V4_RING_C4, V4_RING_C4_INDEX, V4_RING_C128) == (32832, 8640, 32832)
+    assert (V4_RING_C4, V4_RING_C4_INDEX, V4_RING_C128, V4_STATE_8K) == (32832, 8640, 32832, 46961664)
     p = _point("deepseek-ai--DeepSeek-V4-Flash", tp, kv, 8192)
     assert p.row["cache_dtype"] == "fp8_ds_mla"
     pages = [(43, V4_SWA), (21, V4_C4), (20, V4_C128), (21, V4_INDEX), (21, V4_RING_C4),
@@ -286,7 +298,7 @@ def test_deepseek_v4_flash(tp, kv):
     swa = cdiv(min(127 + IN_FLIGHT, 8192), 64) + 1
     _check(p, pages=pages, token_bytes=token, block=4,
            groups=[(22, swa), (21, swa), (62, 8192 // 256), (42, 8192 // 4 + 1), (20, 8192 // 8 + 1)],
-           per_block=21 * V4_INDEX + 21 * V4_C4 + 20 * V4_C128)
+           per_block=21 * V4_INDEX + 21 * V4_C4 + 20 * V4_C128, state=V4_STATE_8K)
 
 
 def test_v4_rings_are_sliding_windows_in_the_engine_state():
