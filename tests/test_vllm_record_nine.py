@@ -22,7 +22,7 @@ Shared rules (v1/ is vllm/v1/):
     max_num_batched_tokens 8192 under async scheduling (config/vllm.py:588-609); a Mamba state
     in prefix-caching align mode 2 + spec 0 + 1 prefill checkpoint = 3 (:1135-1141);
   * max concurrency = num_blocks / blocks per request, "GPU KV cache size" = int(concurrency x
-    max_model_len) (kv_cache_utils.py:1115-1128).
+    max_model_len) (kv_cache_utils.py:1120-1128).
 """
 
 from __future__ import annotations
