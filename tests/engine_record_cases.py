@@ -27,13 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "engine_probe" / "vllm-0.33.0-kv.jsonl"
 TOLERANCE = 0.005
 # Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
-# name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
-_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under vLLM 0.33 packs its pooled indexer "
-              "(tokens_per_state 4, 132 B) into the MLA group's 4,352-token blocks and keeps the "
-              "indexer tail as its own 4-token CircularBufferSpec group (recorded); kvfit's state "
-              "per layer matches, but its generic grouping (reported as indicative) does not model "
-              "that packing yet")
-KNOWN: dict[str, str] = {"zai-org--GLM-5.3-Flash": _GLM5_NEXT}
+# name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN". None since GLM-5.3-Flash's
+# packed pool (tests/test_vllm_glm5_next_record.py).
+KNOWN: dict[str, str] = {}
 
 
 def known_cause(row: dict) -> str | None:
