@@ -37,9 +37,12 @@ grouping, kvfit/engines/packed.py) and rounds each block up to the backends' blo
 alignments (rule packed_block_stride); fp8 on SM90 stores raw E4M3 512 B latent rows
 (FLASHINFER_MLA_SPARSE_SM90, not the 656 B blob); its KDA runs FlashKDA (3 state blocks per
 group). tests/test_vllm_glm5_next_record.py works every point of it by hand. Nothing is in
-tests/engine_record_cases.py KNOWN now. The NOT BUILT rows are configs vLLM's own code could
-not build on the CPU host (custom code, model types transformers does not know), so no
-comparison exists for them.
+tests/engine_record_cases.py KNOWN now. The 528 points whose weight bytes kvfit cannot know
+(session 5's note: compared with --weight-gib 1) are planned as a user would, without it: with
+--kv-cache-memory-bytes vLLM needs no weights for its pool, nor does kvfit's engine section
+(the verdict stays unjudged, exit 5, unless the pool alone misses the target). The NOT BUILT
+rows are configs vLLM's own code could not build on the CPU host (custom code, model types
+transformers does not know), so no comparison exists for them.
 """
 
 from __future__ import annotations
