@@ -165,3 +165,7 @@ def test_text_shows_the_same_rows_and_pool():
     assert f"pool: {blocks:,} blocks x 1,152 tokens" in out
     assert "one request pins 42 blocks" in out
     assert "indicative" not in out
+    # The engine section's own figures are the state table's rows: the 512 B latent row, and
+    # the KDA state per rank (147,456 + 4,194,304) / 8 = 542,720 B, padded to 1,152 x 512.
+    assert (f"attention {ROW['fp8']} B per token, recurrent state {_kda_state(8):,} B -> "
+            f"{1152 * 512:,} B") in out
