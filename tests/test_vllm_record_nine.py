@@ -70,9 +70,10 @@ def _check(p: cases.Point, *, pages, token_bytes, block, groups, per_block, stat
     assert r["concurrency"][0] == round(conc, 4)
     # ... and the planner's JSON under plain --engine vllm: its own state figure per sequence
     # is the engine's storage (unpadded), and its engine section the figures above
+    # (exit 5 where the checkpoint's weights are unknown: the pool is still stated and sized)
     code, layout, _ = cases.kvfit_layout(p, engine="vllm")
     eng = layout["engine"]
-    assert code in (0, 1) and eng["version"] == "0.33.0"
+    assert code in (0, 1, 5) and eng["version"] == "0.33.0"
     assert layout["per_rank"]["state_bytes_per_sequence"] == state
     assert sorted(g["layers"] for g in eng["groups"]["value"]) == sorted(n for n, _ in groups)
     assert (eng["bytes_per_block"]["value"], eng["num_gpu_blocks"]["value"]) == (per_block, blocks)
