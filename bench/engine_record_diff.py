@@ -10,31 +10,39 @@ kvfit matches; each miss is printed with the two figures and, when known, its ca
 share of points where every check matches. Rows vLLM could not build here are listed too.
 
 Last runs. Session 4 and the block rules: 93 configs, 558 rows, 2,908 points (45 with a
-refusal on one side or both and no page checks, so the page checks count 2,863). Session 5
-after every merge: 119 configs, 804 rows, 4,500 points (page checks 4,432): the 26 configs
-recorded since (DeepSeek-V4, DSA fp8, Kimi-K3, GLM-5.3-Flash, Llama-4 FP8, the 15 dirs never
-run before) and the DeepSeek-V4 rules (packed grouping, compressor rings).
+refusal on one side or both and no page checks, so the page checks count 2,863; after the
+block rules every check matched). Session 5 after every merge: 119 configs, 804 rows, 4,500
+points (page checks 4,432): the 26 configs recorded since (DeepSeek-V4, DSA fp8, Kimi-K3,
+GLM-5.3-Flash, Llama-4 FP8, the 15 dirs never run before) and the DeepSeek-V4 rules (packed
+grouping, compressor rings). Session 6, GLM-5.3-Flash's packed pool (branch glm5-pack):
 
-    check          session 4 (041fbe5)      block rules (2,908)      session 5 (4,500)
-    all checks     2,653 / 2,908  91.2 %    2,908 / 2,908  100.0 %   4,452 / 4,500  98.9 %
-    refusal        2,906 / 2,908  99.9 %    2,908 / 2,908  100.0 %   4,500 / 4,500  100.0 %
-    token_bytes    2,749 / 2,863  96.0 %    2,863 / 2,863  100.0 %   4,384 / 4,432  98.9 %
-    block_size     2,703 / 2,863  94.4 %    2,863 / 2,863  100.0 %   4,408 / 4,432  99.5 %
-    num_blocks     2,610 / 2,863  91.2 %    2,863 / 2,863  100.0 %   4,384 / 4,432  98.9 %
-    tokens         2,693 / 2,863  94.1 %    2,863 / 2,863  100.0 %   4,386 / 4,432  99.0 %
-    concurrency    2,693 / 2,863  94.1 %    2,863 / 2,863  100.0 %   4,386 / 4,432  99.0 %
-    TP refusals        4 / 4                    4 / 4                    6 / 6
+    check          session 4 (041fbe5)      session 5 (4,500)        session 6 (4,500)
+    all checks     2,653 / 2,908  91.2 %    4,452 / 4,500  98.9 %    4,500 / 4,500  100.0 %
+    refusal        2,906 / 2,908  99.9 %    4,500 / 4,500  100.0 %   4,500 / 4,500  100.0 %
+    token_bytes    2,749 / 2,863  96.0 %    4,384 / 4,432  98.9 %    4,432 / 4,432  100.0 %
+    block_size     2,703 / 2,863  94.4 %    4,408 / 4,432  99.5 %    4,432 / 4,432  100.0 %
+    num_blocks     2,610 / 2,863  91.2 %    4,384 / 4,432  98.9 %    4,432 / 4,432  100.0 %
+    tokens         2,693 / 2,863  94.1 %    4,386 / 4,432  99.0 %    4,432 / 4,432  100.0 %
+    concurrency    2,693 / 2,863  94.1 %    4,386 / 4,432  99.0 %    4,432 / 4,432  100.0 %
+    TP refusals        4 / 4                    6 / 6                    6 / 6
 
 The 255 misses of session 4 were three rules, now engine-spec data (specs/engines/vllm.yaml):
 Gemma-4 with an 8-bit cache (attention_block_by_head_size: 64-token FA4 fp8 blocks on SM90),
 DSA NVFP4 checkpoints declaring fp8_e4m3 (cache layout vllm-fp8-e4m3-mla: 576 + 132 B rows on
 FLASHINFER_MLA_SPARSE_SM90) and MiniMax-M3 (component_block_size 128, indexer_kv_default
-bf16). The 48 misses left are all GLM-5.3-Flash (glm5_next, planned since session 5): its
-per-layer state matches vLLM's specs, but vLLM packs the pooled indexer into the MLA group's
-blocks and keeps the indexer tail as its own 4-token group, which kvfit's grouping does not
-model yet (tests/engine_record_cases.py KNOWN). The NOT BUILT rows are configs vLLM's own
-code could not build on the CPU host (custom code, model types transformers does not know),
-so no comparison exists for them.
+bf16). The 48 misses of session 5 were all GLM-5.3-Flash (glm5_next): vLLM keeps its indexer
+tail as a one-block CircularBufferSpec ring whose backend takes only block-outermost layouts,
+so it packs the KDA states, the MLA + pooled-indexer blocks and the 4-token ring (packed
+grouping, kvfit/engines/packed.py) and rounds each block up to the backends' block stride
+alignments (rule packed_block_stride); fp8 on SM90 stores raw E4M3 512 B latent rows
+(FLASHINFER_MLA_SPARSE_SM90, not the 656 B blob); its KDA runs FlashKDA (3 state blocks per
+group). tests/test_vllm_glm5_next_record.py works every point of it by hand. Nothing is in
+tests/engine_record_cases.py KNOWN now. The 528 points whose weight bytes kvfit cannot know
+(session 5's note: compared with --weight-gib 1) are planned as a user would, without it: with
+--kv-cache-memory-bytes vLLM needs no weights for its pool, nor does kvfit's engine section
+(the verdict stays unjudged, exit 5, unless the pool alone misses the target). The NOT BUILT
+rows are configs vLLM's own code could not build on the CPU host (custom code, model types
+transformers does not know), so no comparison exists for them.
 """
 
 from __future__ import annotations

@@ -91,8 +91,10 @@ def served(rules, meta, root, root_name, flag: str | None = None) -> dtypes.Cach
     found = dtypes.model_dtype(meta.config, root, root_name)
     rule = rules.values.get("float32_model_bytes") if rules is not None else None
     if found is not None and found.name == "fp32" and rule:
-        return dtypes.CacheDtype("fp16", dtypes.WIDTHS["fp16"], f"{found.provenance}; served "
-                                 f"in 16 bits ({rules.engine} --dtype auto)")
+        named = rules.values.get("float32_served_dtype")    # the engine's 16-bit choice
+        name = dtypes.normalize(str(named["value"])) if named else "fp16"
+        return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"{found.provenance}; served "
+                                 f"in 16 bits as {name} ({rules.engine} --dtype auto)")
     return found
 
 

@@ -7,10 +7,12 @@ Shared by tests/test_vllm_kv_record.py and bench/engine_record_diff.py. The reco
 A point is one (config dir, TP, --kv-cache-dtype, max_model_len, available KV bytes). kvfit
 plans it as a user would: the same directory, `--engine vllm@0.33.0 --hardware h100-80
 --gpus TP --tp TP --context L --kv-dtype KV --kv-cache-memory-bytes AVAIL` (the record
-emulates 8 x H100 80GB). Compared: attention bytes per token on one rank (vLLM: every
-non-Mamba layer spec's page bytes / block size; kvfit: its groups' layers x page bytes /
-block tokens), block size, num_blocks (exact), "GPU KV cache size"
-tokens and max concurrency (within 0.5 %), and whether the engine refuses to start.
+emulates 8 x H100 80GB). A config without weight bytes is planned the same way: with the pool
+stated, vLLM needs no weights, and neither does kvfit's engine section. Compared: attention
+bytes per token on one rank (vLLM: every non-Mamba layer spec's page bytes / block size;
+kvfit: its groups' layers x page bytes / block tokens), block size, num_blocks (exact), "GPU
+KV cache size" tokens and max concurrency (within 0.5 %), and whether the engine refuses to
+start.
 """
 
 from __future__ import annotations
@@ -27,13 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "engine_probe" / "vllm-0.33.0-kv.jsonl"
 TOLERANCE = 0.005
 # Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
-# name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
-_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under vLLM 0.33 packs its pooled indexer "
-              "(tokens_per_state 4, 132 B) into the MLA group's 4,352-token blocks and keeps the "
-              "indexer tail as its own 4-token CircularBufferSpec group (recorded); kvfit's state "
-              "per layer matches, but its generic grouping (reported as indicative) does not model "
-              "that packing yet")
-KNOWN: dict[str, str] = {"zai-org--GLM-5.3-Flash": _GLM5_NEXT}
+# name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN". None since GLM-5.3-Flash's
+# packed pool (tests/test_vllm_glm5_next_record.py).
+KNOWN: dict[str, str] = {}
 
 
 def known_cause(row: dict) -> str | None:
@@ -88,10 +86,6 @@ def vllm_token_bytes(row: dict) -> Fraction:
                                   lambda s: "recurrent" if s["type"] == "MambaSpec" else "attn")
 
 
-WEIGHTS_ASSUMED = ("kvfit gives no engine section when the weights are unknown, even with "
-                   "--kv-cache-memory-bytes; compared with --weight-gib 1 stated")
-
-
 @lru_cache(maxsize=8)
 def _checkpoint(directory: str):
     """The config dir read once for all of its points (the plan reads nothing else)."""
@@ -120,20 +114,23 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
     return verdict_code(report), render_json(report), err.getvalue()
 
 
-def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
-    """(exit code, kvfit's engine section for the TP layout or None, stderr or a note)."""
-    args = [ROOT / p.dir, "--engine", "vllm@0.33.0", "--hardware", "h100-80", "--gpus", str(p.tp),
+def kvfit_layout(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None, str]:
+    """(exit code, the planner's JSON layout for the TP size or None, stderr) under
+    `--engine ENGINE` (the record's version unless told)."""
+    args = [ROOT / p.dir, "--engine", engine, "--hardware", "h100-80", "--gpus", str(p.tp),
             "--tp", str(p.tp), "--context", str(p.length), "--kv-dtype", p.kv,
             "--kv-cache-memory-bytes", str(p.avail), "--json"]
     code, out, err = _run(args, p.dir)
     if code not in (0, 1, 5):
         return code, None, err
     layout = next((x for x in json.loads(out)["layouts"] if x["tp"] == p.tp), {})
-    if not layout.get("engine") and "weight bytes unknown" in str(layout.get("reason")):
-        code, out, err = _run(args + ["--weight-gib", "1"], p.dir)
-        layout = next((x for x in json.loads(out)["layouts"] if x["tp"] == p.tp), {})
-        err = WEIGHTS_ASSUMED
-    return code, layout.get("engine"), err
+    return code, layout, err
+
+
+def kvfit_plan(p: Point) -> tuple[int, dict | None, str]:
+    """(exit code, kvfit's engine section for the TP layout or None, stderr)."""
+    code, layout, err = kvfit_layout(p)
+    return code, (layout or {}).get("engine"), err
 
 
 def kvfit_token_bytes(p: Point) -> Fraction:
@@ -169,10 +166,9 @@ def compare(p: Point) -> dict:
     v = p.vllm
     if eng is None:
         return {"answered": (f"exit {code}", "plan", False), "cause": err.strip()[:300]}
-    note = {"note": err} if err == WEIGHTS_ASSUMED else {}
     refused_k = eng.get("refusal") is not None
     refused_v = "refused" in v
-    out = {"refusal": (refused_k, refused_v, refused_k == refused_v), **note}
+    out = {"refusal": (refused_k, refused_v, refused_k == refused_v)}
     if refused_v or refused_k:
         return out
     k_tok = kvfit_token_bytes(p)

@@ -21,8 +21,6 @@ import engine_record_cases as cases
 import pytest
 import record_common
 
-from conftest import run_json
-
 PYTHON = os.environ.get("KVFIT_VLLM_PYTHON")
 ROWS = [r for r in cases.record_rows() if "error" not in r]
 
@@ -83,48 +81,5 @@ def test_live_rerun_equals_record(d, tp):
     assert _as_recorded(live, recorded) == recorded
 
 
-def _point(name: str, tp: int, kv: str = "auto") -> cases.Point:
-    return next(p for p in cases.points() if p.dir.endswith(name) and p.tp == tp and p.kv == kv
-                and p.length == 4096 and p.avail == 40 << 30)
-
-
-# (config dir, TP, the rule, attention bytes per token on one rank worked by hand)
-HAND = [
-    # config.json quantization_config (quant_method modelopt) kv_cache_scheme {dynamic: false,
-    # num_bits: 8, type: float} -> fp8 although hf_quant_config.json also ships (vLLM
-    # utils/torch_utils.py:443-516): 61 MLA layers x (512 + 64) latent x 1 B, replicated.
-    ("nvidia--Kimi-K2.6-NVFP4", 1, "fp8", 61 * 576),
-    ("nvidia--Kimi-K2.6-NVFP4", 8, "fp8", 61 * 576),
-    # the FP8 kv_cache_quant_algo is only in hf_quant_config.json (no quant_method): not
-    # applied, bf16: 8 attention layers x 2 KV heads x 128 x 2 (K, V) x 2 B; TP 8 keeps 1 head.
-    ("nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8", 1, "bf16", 8 * 2 * 128 * 2 * 2),
-    ("nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8", 8, "bf16", 8 * 1 * 128 * 2 * 2),
-    # torch_dtype float32 served in 16 bits (--dtype auto): 42 layers x 8 KV heads x 256 x 2 x 2 B.
-    ("google--gemma-2-9b", 1, "16-bit", 42 * 8 * 256 * 2 * 2),
-    ("google--gemma-2-9b", 8, "16-bit", 42 * 1 * 256 * 2 * 2),
-]
-
-
-@pytest.mark.parametrize(("name", "tp", "kv", "token_bytes"), HAND,
-                         ids=[f"{h[0]}-tp{h[1]}" for h in HAND])
-def test_auto_kv_rule_by_hand(name, tp, kv, token_bytes):
-    p = _point(name, tp)
-    assert cases.vllm_token_bytes(p.row) == token_bytes          # vLLM's own specs agree
-    assert cases.kvfit_token_bytes(p) == token_bytes
-    result = cases.compare(p)
-    assert not cases.misses(result), result
-    want = {"fp8": {"fp8", "fp8_e4m3"}, "bf16": {"bf16"}, "16-bit": {"bf16", "fp16"}}[kv]
-    code, report = run_json(cases.ROOT / p.dir, "--hardware", "h100-80", "--gpus", str(tp),
-                            "--tp", str(tp), "--context", "4096")
-    assert report["dtypes"]["kv"]["name"] in want    # the planner resolves auto the same way
-
-
-def test_kimi_k26_blocks_by_hand():
-    """fp8 MLA on SM90: 64-token blocks (the record's block_size); a block is 61 layers x 64 x
-    576 B = 2,248,704 B -> 42,949,672,960 // 2,248,704 = 19,099 blocks; 4,096 tokens = 64 blocks
-    per request -> 298.42x and int(19,099 / 64 x 4,096) = 1,222,336 tokens."""
-    p = _point("nvidia--Kimi-K2.6-NVFP4", 1)
-    assert (p.vllm["block_size"], p.vllm["num_blocks"], p.vllm["kv_cache_tokens"]) == \
-        (64, 19099, 1222336)
-    r = cases.compare(p)
-    assert (r["block_size"][0], r["num_blocks"][0], r["tokens"][0]) == (64, 19099, 1222336)
+# The hand-checked models of issue 11's Must show (Kimi-K2.6, Nemotron-3-Super, gemma-2, ...)
+# are in tests/test_vllm_record_nine.py, one place per model.

@@ -14,7 +14,7 @@ S = argparse.SUPPRESS
 # selects that engine (kvfit.plan.spellings).
 _FLAGS = [
     ("--kv-cache-memory-bytes", int, "vllm", "vLLM: KV cache bytes per GPU; skips utilization "
-     "sizing"),
+     "sizing, so the pool (blocks, tokens, concurrency) is predicted even without weight bytes"),
     ("--max-num-seqs", int, "vllm", "vLLM: running requests cap (default 1024 on large GPUs)"),
     ("--max-num-batched-tokens", int, "vllm", "vLLM: tokens per scheduler step (default 8192); "
      "sets the sliding-window admission reserve"),

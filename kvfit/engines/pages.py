@@ -4,7 +4,9 @@ Each counted component becomes `layers` engine cache layers of one family:
   full, latent, index, draft -> "full"   (vLLM FullAttentionSpec / MLAAttentionSpec type)
   sliding -> "sliding", chunked -> "chunked", compressed -> "compressed" (one state per
   `ratio` tokens), constant -> "recurrent" (Mamba-style state; components on the same layer
-  set are one layer's state, summed), none -> nothing.
+  set are one layer's state, summed), or "ring" when its layout fixes an engine block (vLLM's
+  CircularBufferSpec: the state is one block of `block_tokens` slots per request whatever the
+  length, not prefix-cacheable, kv_cache_interface.py:967-1005), none -> nothing.
 Bytes are per rank: a head-sharded component keeps max(1, heads // tp) of its heads.
 
 vLLM grouping (kv_cache_planning.py:1113-1200, 346-556), worked example (gemma-3-27b, TP=1,
@@ -82,6 +84,10 @@ def layer_pages(components, tp: int) -> list[LayerPage]:
             continue
         share = Fraction(1) if c.heads is None else Fraction(c.heads_per_rank(tp), c.heads)
         per_layer = c.bytes_per_entry * share
+        if fam == "recurrent" and c.block_tokens:   # a one-block ring of block_tokens slots
+            out.append(LayerPage(c.name, "ring", c.layers, state_bytes=math.ceil(per_layer),
+                                 block_tokens=c.block_tokens, page_alignment=c.page_alignment))
+            continue
         if fam == "recurrent":
             key = c.layer_set
             prev = recurrent.get(key)
@@ -97,11 +103,14 @@ def layer_pages(components, tp: int) -> list[LayerPage]:
 
 
 def page_bytes(p: LayerPage, block_tokens: int) -> int:
-    """Bytes of one block of layer `p` (recurrent: the whole state)."""
+    """Bytes of one block of layer `p` (recurrent, ring: the whole state)."""
     if p.family == "recurrent":
         return p.state_bytes
-    entries = block_tokens // p.ratio if p.family == "compressed" else block_tokens
-    page = math.ceil(entries * p.token_bytes)
+    if p.family == "ring":
+        page = p.state_bytes
+    else:
+        entries = block_tokens // p.ratio if p.family == "compressed" else block_tokens
+        page = math.ceil(entries * p.token_bytes)
     align = p.page_alignment or 1
     return -(-page // align) * align
 

@@ -115,8 +115,8 @@ def _cells(pages, swa_pool: bool = True) -> dict:
     full = sum(p.layers * p.token_bytes for p in pages
                if p.family == "full" or (not swa_pool and p.family in windowed))
     swa = sum(p.layers * p.token_bytes for p in pages if swa_pool and p.family in windowed)
-    slot = sum(p.layers * p.state_bytes for p in pages if p.family == "recurrent")
-    other = sorted({p.family for p in pages} - {"full", "sliding", "chunked", "recurrent"})
+    slot = sum(p.layers * p.state_bytes for p in pages if p.family in ("recurrent", "ring"))
+    other = sorted({p.family for p in pages} - {"full", "sliding", "chunked", "recurrent", "ring"})
     return {"full": full, "swa": swa, "slot": slot, "unmodelled": other}
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
 from .packed import RULE as PACKED_RULE
-from .packed import is_packed, packed_groups
+from .packed import is_packed, own_blocks, packed_groups, stride_alignment
 from .pages import group_pages, layer_pages
 from .vllm_blocks import attention_block, state_blocks
 
@@ -31,6 +31,28 @@ _COMPRESSED = ("compressed caches (DeepSeek-V4-style compressor rings and states
 _PACKED_BLOCK = ("engine rule vllm/v1/engine/core.py:292-352 (the scheduler block: the smallest "
                  "block of the prefix-cacheable groups; each layer's block is its layout's "
                  "block_tokens)")
+
+_RING = "1 ring block whatever the length (CircularBufferSpec, kv_cache_interface.py:967-989)"
+
+
+def _packed(rules, flags: dict, inp: Inputs, pages, prefix: bool):
+    """(grouping, block size, hybrid alignment, recurrent align table, stride alignment note) of
+    a packed pool: every
+    layer's own block (DeepSeek-V4), or the hybrid-aligned pool block for the layers without one
+    and their recurrent pages padded to it (GLM-5.3-Flash)."""
+    if own_blocks(pages):
+        bs, hybrid, padded = None, None, None
+    else:
+        bs, hybrid = block_size(rules, flags, inp, pages, prefix)
+        padded = hybrid["recurrent_page_padded_bytes"]["value"] if hybrid else None
+    block = bs["value"] if bs else None
+    align, why = stride_alignment(rules.values.get("packed_block_stride"), pages, block,
+                                  inp.capability)
+    grouping = packed_groups(pages, block, padded, align)
+    if bs is None:
+        bs = num(min(g.block_tokens for g in grouping.groups if g.family != "ring"), _PACKED_BLOCK)
+    rec = state_blocks(rules, inp, grouping.groups) if prefix and hybrid else None
+    return grouping, bs, hybrid, rec, why
 
 
 def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
@@ -120,7 +142,7 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
     else:
         bs = attention_block(rules, inp)
     rec = [p for p in pages if p.family == "recurrent"]
-    att = [p for p in pages if p.family != "recurrent"]
+    att = [p for p in pages if p.family not in ("recurrent", "ring")]
     if not (rec and att):
         return bs, None
     one_token = max(p.token_bytes for p in att)
@@ -163,6 +185,8 @@ def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
                 f"{mnbt} in-flight tokens (kv_cache_interface.py:918-955)"
         elif g.family == "chunked":
             n, why = math.ceil(min(g.window + in_flight, L) / bt), "chunk + in-flight tokens"
+        elif g.family == "ring":
+            n, why = 1, _RING
         elif g.family == "recurrent":
             on = align is not None and align is not False
             table = align if isinstance(align, dict) else {}
@@ -222,9 +246,9 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
-    if is_packed(pages) and not flags.get("block_size"):
-        grouping, hybrid, align = packed_groups(pages), None, None
-        bs = num(min(g.block_tokens for g in grouping.groups), _PACKED_BLOCK)
+    stride = ""
+    if is_packed(pages) and not (own_blocks(pages) and flags.get("block_size")):
+        grouping, bs, hybrid, align, stride = _packed(rules, flags, inp, pages, bool(prefix))
     else:
         bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
         align_mode = bool(prefix) and hybrid is not None
@@ -251,7 +275,9 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
            "padding_layers": num(grouping.padding_layers, "engine rule vllm/v1/core/"
                                  "kv_cache_planning.py:533-541 (phantom layers fill short groups)"),
            "bytes_per_block": num(grouping.bytes_per_block, "engine rule vllm/v1/core/"
-                                  "kv_cache_planning.py:574-605 (sum of the group's pages)")}
+                                  "kv_cache_planning.py:574-605 (sum of the group's pages" +
+                                  (f", rounded up to the lcm of the block stride alignments: "
+                                   f"{stride}; rule packed_block_stride)" if stride else ")"))}
     per_group = request_blocks(rules, grouping.groups, L, mnbt, dcp, spec, align)
     blocks = sum(b["blocks"] for b in per_group)
     out["request_blocks_by_group"] = per_group
@@ -279,7 +305,7 @@ def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) 
     else:
         smallest = min(g.block_tokens for g in grouping.groups)
         tokens = n // len(grouping.groups) * smallest * dcp
-    attn = [g.block_tokens for g in grouping.groups if g.family != "recurrent"]
+    attn = [g.block_tokens for g in grouping.groups if g.family not in ("recurrent", "ring")]
     pool_tokens = n * min(attn) * dcp if attn else 0
     lines = [f"Available KV cache memory: {gib(avail)}", f"GPU KV cache size: {tokens:,} tokens",
              f"Maximum concurrency for {L:,} tokens per request: {conc:.2f}x"]

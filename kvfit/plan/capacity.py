@@ -84,10 +84,19 @@ class Capacity:
                           "admits at once, per instance, times the layout's instances; the "
                           "static counted-state bound is shown beside it"}
 
+    @property
+    def pool_stated(self) -> bool:
+        """True when the engine's KV pool needs no weights: vLLM with --kv-cache-memory-bytes
+        sizes the pool from the stated bytes (gpu_worker.py:753-757 is skipped)."""
+        return self.name == "vllm" and self.flags.get("kv_cache_memory_bytes") is not None
+
     def apply(self, lay: dict, comps, ctx: int, acc, memory_bytes: int, weights, required: int
               ) -> None:
-        """Replace a static layout's capacity and verdict by the engine's, in place."""
-        if not self.engine or not lay["valid"] or lay["per_rank"]["weights_bytes"] is None:
+        """Replace a static layout's capacity and verdict by the engine's, in place. Without
+        weight bytes only a stated pool is predicted: its blocks, tokens and concurrency are
+        known, the verdict is not (unless the pool alone misses the target)."""
+        no_weights = lay["per_rank"]["weights_bytes"] is None
+        if not self.engine or not lay["valid"] or (no_weights and not self.pool_stated):
             return
         from ..engines import predict_inputs
 
@@ -126,8 +135,12 @@ class Capacity:
         reason = why if e.get("refusal") else (f"{why}; x {count(instances, 'engine instance')} = "
                                               f"{count(n, 'sequence')}; the target needs "
                                               f"{number(required)}")
-        lay |= {"max_sequences": n, "sequences_per_group": per, "fits": n >= required,
-                "reason": reason}
+        fits = n >= required
+        if no_weights and fits:
+            fits, reason = None, reason + (" (the pool is the stated --kv-cache-memory-bytes; "
+                                           "not judged: weight bytes unknown, so whether the "
+                                           "weights fit beside it is not known)")
+        lay |= {"max_sequences": n, "sequences_per_group": per, "fits": fits, "reason": reason}
         lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
 
 

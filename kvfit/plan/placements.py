@@ -179,7 +179,9 @@ def outcome(layouts: list[dict], weights_known: bool) -> dict:
     local, _ = best_of([x for x in layouts if x["placement"] == systems.NODE_LOCAL])
     anyf, _ = best_of(layouts)
     chosen = layout_of(layouts, rec)
-    fits = None if not weights_known else (chosen["fits"] if chosen else False)
+    fits = chosen["fits"] if chosen else False
+    if not weights_known and (chosen is None or fits is not False):
+        fits = None         # unknown weights: judged only when a stated engine pool misses
     return {"recommended": rec, "best_scale_up_local": summary(local),
             "best_any_fabric": summary(anyf), "fits": fits}
 

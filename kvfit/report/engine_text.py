@@ -45,8 +45,12 @@ def render_text(report: dict, verbose: bool = True) -> str:
             if isinstance(e.get(key), dict) and e[key]["value"] is not None:
                 out.append(f"  {label}: {number(e[key]['value'])} ({e[key]['basis']})")
         if e.get("hybrid"):
-            out.append(f"  {e['hybrid']['log_line']}; recurrent page padded by "
-                       f"{e['hybrid']['recurrent_padding_percent']['value']}%")
+            h = e["hybrid"]
+            out.append(f"  {h['log_line']}; recurrent page padded by "
+                       f"{h['recurrent_padding_percent']['value']}% (per rank: attention "
+                       f"{number(h['attention_page_bytes_per_token']['value'])} B per token, "
+                       f"recurrent state {number(h['recurrent_page_bytes']['value'])} B -> "
+                       f"{number(h['recurrent_page_padded_bytes']['value'])} B)")
         out += _pool_line(e)
         mem = e.get("memory") or {}
         for key in ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "cudagraph_bytes"):

@@ -32,7 +32,12 @@ def _verdict(r: dict) -> list[str]:
     elif not r["layouts"]:
         line = (f"STATE ONLY: {gib(r['state']['bytes_per_sequence'])} per sequence; pass "
                 "--hardware and --gpus (or --system) to plan a fit.")
-    elif r["weights"]["bytes"] is None:
+    elif r["weights"]["bytes"] is None and lay is not None and lay.get("engine") and \
+            lay["fits"] is None:      # the engine's stated pool is known, the weights are not
+        line = (f"WEIGHTS UNKNOWN ({r['capacity_model']['label']}): {lay['label']}: "
+                f"{lay['reason'].rstrip('.')}; pass --weight-gib or a checkpoint with weight "
+                "files or an index for a verdict.")
+    elif r["weights"]["bytes"] is None and not (lay and lay.get("engine")):
         line = ("WEIGHTS UNKNOWN: per-rank state is shown, but no fit can be judged; pass "
                 "--weight-gib or a checkpoint with weight files or an index.")
     elif lay is None:
