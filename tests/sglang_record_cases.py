@@ -43,16 +43,7 @@ _DSV4 = ("issue 11 rule 3: DeepSeek-V4 has SGLang's own DSV4PoolConfigurator (mo
          "a per-request running cap); kvfit leaves those cache kinds out of SGLang's generic "
          "pools (warned): not modelled yet (its mem_fraction_static, without the prefill graph, "
          "cuda_graph_hook.py:193-201, matches)")
-_GLM5_NEXT = ("issue 11: GLM-5.3-Flash (glm5_next) under SGLang: its cell carries the pooled "
-              "index key as ceil(132 / index_kpool) = 33 B per token per DSA layer "
-              "(model_executor/pool_configurator.py:560-575: 11,627 B at bf16, recorded) and, "
-              "under fp8_e4m3, a 528 B latent row (6,171 B recorded); it keeps no per-request "
-              "indexer tail ring (Mamba state 147,619,840 B per request, 22,528 B less than "
-              "kvfit's). kvfit counts 11,264 B per token (not modelled yet: needs an SGLang "
-              "layout in specs/architectures/glm5_next.yaml; its 256-token pages and vision "
-              "fraction 0.95 x 0.816 match)")
 KNOWN: dict[str, str] = {
-    "zai-org--GLM-5.3-Flash": _GLM5_NEXT,
     "deepseek-ai--DeepSeek-V4-Flash": _DSV4, "deepseek-ai--DeepSeek-V4-Pro": _DSV4,
     "nvidia--DeepSeek-V4-Flash-NVFP4": _DSV4, "nvidia--DeepSeek-V4-Pro-NVFP4": _DSV4,
 }
