@@ -11,29 +11,32 @@ two figures and, when known, its cause (tests/sglang_record_cases.py KNOWN). The
 the match rate per check and the share of points where every check matches. Rows SGLang
 could not size here are listed too.
 
-Last runs (2,292 points, 108 configs; the sglang-rules session). main at c4a6648; then the
+Last runs (2,292 points, 108 configs). main at c4a6648; then the sglang-rules session's
 multimodal rules (a multimodal model's fraction x 0.95 x the vision-tower adjustment, prefill
 CUDA graph off for multimodal classes outside SGLang's breakable list, KDA hybrids and
-DeepSeek-V4, the multimodal KV-budget reservation); then a DSA model's auto KV dtype by GPU
-generation (bfloat16 on the recorded SM90):
+DeepSeek-V4, the multimodal KV-budget reservation) and a DSA model's auto KV dtype by GPU
+generation (bfloat16 on the recorded SM90), 99a5f6d; then the sglang-v4 session: GLM-5.3-Flash's
+SGLang layout (sglang-dsa-scaled: 528 B fp8 latent row, pooled index ceil(132 / 4) = 33 B per
+token in the cell, the tail ring outside the pool budget) and DeepSeek-V4's DSV4PoolConfigurator
+(kvfit/engines/sglang_dsv4.py, engine rule dsv4_pool; the V4 rows state no single cell, so
+cell_bytes is judged on the 2,196 points whose row states one):
 
-    check            main (c4a6648)          + multimodal rules      + DSA auto KV by GPU
-    all checks       1,620 / 2,292  70.7 %   2,124 / 2,292  92.7 %   2,172 / 2,292  94.8 %
+    check            main (c4a6648)          99a5f6d                 + GLM-5.3-Flash + DSV4
+    all checks       1,620 / 2,292  70.7 %   2,172 / 2,292  94.8 %   2,292 / 2,292 100.0 %
     mem_fraction     1,668 / 2,292  72.8 %   2,292 / 2,292 100.0 %   2,292 / 2,292 100.0 %
     refusal          2,292 / 2,292 100.0 %   2,292 / 2,292 100.0 %   2,292 / 2,292 100.0 %
-    cell_bytes       2,124 / 2,292  92.7 %   2,124 / 2,292  92.7 %   2,172 / 2,292  94.8 %
-    tokens           2,076 / 2,292  90.6 %   2,124 / 2,292  92.7 %   2,172 / 2,292  94.8 %
-    running          2,072 / 2,292  90.4 %   2,180 / 2,292  95.1 %   2,192 / 2,292  95.6 %
-    swa_tokens         288 / 384    75.0 %     288 / 384    75.0 %     288 / 384    75.0 %
+    cell_bytes       2,124 / 2,292  92.7 %   2,172 / 2,292  94.8 %   2,196 / 2,196 100.0 %
+    tokens           2,076 / 2,292  90.6 %   2,172 / 2,292  94.8 %   2,292 / 2,292 100.0 %
+    running          2,072 / 2,292  90.4 %   2,192 / 2,292  95.6 %   2,292 / 2,292 100.0 %
+    swa_tokens         288 / 384    75.0 %     288 / 384    75.0 %     384 / 384   100.0 %
     swa_cell_bytes     288 / 288   100.0 %     288 / 288   100.0 %     288 / 288   100.0 %
-    mamba_bytes        432 / 456    94.7 %     432 / 456    94.7 %     432 / 456    94.7 %
-    mamba_slots        292 / 456    64.0 %     448 / 456    98.2 %     448 / 456    98.2 %
+    mamba_bytes        432 / 456    94.7 %     432 / 456    94.7 %     456 / 456   100.0 %
+    mamba_slots        292 / 456    64.0 %     448 / 456    98.2 %     456 / 456   100.0 %
 
-The 120 misses left are two known causes (tests/sglang_record_cases.py KNOWN): DeepSeek-V4's
-own DSV4PoolConfigurator (96 points: 4 checkpoints x 24) and GLM-5.3-Flash's pooled index
-cell and missing tail ring (24 points; its 256-token DSA pages are modelled). SGLang's
-pipeline-parallel answers are a separate record (tests/engine_probe/sglang-0.5.23-pp.jsonl,
-tests/test_sglang_pp.py).
+No known miss is left (tests/sglang_record_cases.py KNOWN is empty); the hand-checked rules are
+tests/test_sglang_v4_record.py. Rows SGLang itself could not size here (NOT BUILT) are listed
+after the misses. SGLang's pipeline-parallel answers are a separate record
+(tests/engine_probe/sglang-0.5.23-pp.jsonl, tests/test_sglang_pp.py).
 """
 
 from __future__ import annotations

@@ -128,10 +128,28 @@ def by_gpu(rules, meta, root, capability: str | None,
                              f"engine rule {source} ({rules.engine} auto for a DSA model: {why})")
 
 
+def by_architecture(rules, meta) -> dtypes.CacheDtype | None:
+    """The KV dtype an engine sets under auto for an architecture class whatever the checkpoint
+    declares (rule auto_kv_by_architecture: config.json's first class), or None."""
+    rule = rules.values.get("auto_kv_by_architecture") if rules is not None else None
+    archs = meta.config.get("architectures") if isinstance(meta.config, dict) else None
+    if not rule or not isinstance(archs, list) or not archs:
+        return None
+    row = next((r for r in rule["value"] if r["architecture"] == archs[0]), None)
+    if row is None:
+        return None
+    name = row["dtype"]
+    return dtypes.CacheDtype(name, dtypes.WIDTHS[name], f"engine rule {rule['source']} "
+                             f"({rules.engine} auto for {archs[0]})")
+
+
 def resolve(rules, meta, root, root_name, quant: dict | None, warnings: list[str],
             flag: str | None = None, capability: str | None = None) -> dtypes.CacheDtype:
     """The KV CacheDtype `auto` means for this checkpoint under `rules` (an engine's rules);
     capability: the GPU's compute capability, for rules that depend on it (None: unknown)."""
+    fixed = by_architecture(rules, meta)
+    if fixed is not None:
+        return fixed
     gpu = by_gpu(rules, meta, root, capability, warnings)
     if gpu is not None:
         return gpu

@@ -16,7 +16,8 @@ Compared:
   mem_fraction: kvfit's own default mem_fraction_static against SGLang's resolved one
     (within 0.002: SGLang rounds it to 3 decimals);
   with SGLang's mem_fraction_static stated (so both budgets are the same bytes): per-token
-    cell bytes of the full pool and of the SWA pool, Mamba state bytes per request (exact),
+    cell bytes of the full pool and of the SWA pool where the record states them (DeepSeek-V4's
+    DSV4PoolConfigurator has no single cell, its rows say null), Mamba state bytes per request (exact),
     max_total_num_tokens and the SWA pool's tokens (within 0.5 %), the Mamba pool size and
     max_running_requests
     (exact), and whether SGLang refuses to start.
@@ -38,15 +39,7 @@ TOLERANCE = 0.005
 MIB, GIB = 1 << 20, 1 << 30
 # Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
 # name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN".
-_DSV4 = ("issue 11 rule 3: DeepSeek-V4 has SGLang's own DSV4PoolConfigurator (model_executor/"
-         "pool_configurator.py:1067-1713: SWA ring, c4 / c128 compressed pools and state pools, "
-         "a per-request running cap); kvfit leaves those cache kinds out of SGLang's generic "
-         "pools (warned): not modelled yet (its mem_fraction_static, without the prefill graph, "
-         "cuda_graph_hook.py:193-201, matches)")
-KNOWN: dict[str, str] = {
-    "deepseek-ai--DeepSeek-V4-Flash": _DSV4, "deepseek-ai--DeepSeek-V4-Pro": _DSV4,
-    "nvidia--DeepSeek-V4-Flash-NVFP4": _DSV4, "nvidia--DeepSeek-V4-Pro-NVFP4": _DSV4,
-}
+KNOWN: dict[str, str] = {}
 
 
 def known_cause(row: dict) -> str | None:
@@ -164,7 +157,8 @@ def compare(p: Point) -> dict:
         return out
     c = e["cells"]
     full = row.get("full_cell_bytes", row.get("cell_bytes"))
-    out["cell_bytes"] = (_v(c["full_bytes_per_token"]), full, _v(c["full_bytes_per_token"]) == full)
+    if full is not None:      # DSV4PoolConfigurator has no single cell: the record states none
+        out["cell_bytes"] = (_v(c["full_bytes_per_token"]), full, _v(c["full_bytes_per_token"]) == full)
     if "swa_cell_bytes" in row:
         out["swa_cell_bytes"] = (_v(c["swa_bytes_per_token"]), row["swa_cell_bytes"],
                                  _v(c["swa_bytes_per_token"]) == row["swa_cell_bytes"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..kv_auto import dsa_model
-from . import budget, sglang_mm
+from . import budget, sglang_dsv4, sglang_mm
 from .common import MIB, Inputs, flag, gib, num, too_long
 from .pages import layer_pages
 
@@ -120,6 +120,11 @@ def _cells(pages, swa_pool: bool = True) -> dict:
     return {"full": full, "swa": swa, "slot": slot, "unmodelled": other}
 
 
+def _exact(x: float) -> int | float:
+    """Whole bytes as an int; DeepSeek-V4's page-padded prices keep their fraction."""
+    return int(x) if float(x).is_integer() else round(x, 4)
+
+
 def _page_align(tokens: float, page: int) -> int:
     return int(tokens) // page * page
 
@@ -146,18 +151,25 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
         return predict_stages(predict, rules, flags, inp)
     attn_dp = int(flag(flags, "attn_dp_size", 1))
     attn_tp = max(1, inp.tp // attn_dp)
-    page, page_basis = _page(rules, flags, inp)
+    dsv4 = sglang_dsv4.rule(rules, inp)
+    page, page_basis = sglang_dsv4.page(rules) if dsv4 else _page(rules, flags, inp)
     context = int(flag(flags, "context_length", inp.context))
     gpu_mib = inp.visible_bytes // MIB
     mfs = mfs or mem_fraction(rules, flags, inp, gpu_mib, attn_dp)
-    pages = layer_pages(inp.components, attn_tp)
-    cells = _cells(pages, hybrid_swa(rules, inp))
+    if dsv4:
+        v4 = sglang_dsv4.cells(dsv4, inp.components, attn_tp, page)
+        slot = sum(c.per_rank(attn_tp) for c, _ in v4["requests"])
+        cells = {"full": v4["full"], "swa": v4["swa"], "slot": slot, "unmodelled": v4["unmodelled"]}
+    else:
+        cells = _cells(layer_pages(inp.components, attn_tp), hybrid_swa(rules, inp))
     if slot is not None:
         cells["slot"] = slot
     free = _free_before(rules, inp)
     weights = budget.loaded_weights(rules, inp)
     ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
-    state = "kvfit state, per rank (engine rule sglang/srt/model_executor/pool_configurator.py:340-535)"
+    state = "kvfit state, per rank (engine rule sglang/srt/model_executor/pool_configurator.py:" + (
+        "1353-1404: DSV4PoolConfigurator, page-padded; recurrent: the C128 rings per request slot)"
+        if dsv4 else "340-535)")
     out = {"attn_tp": num(attn_tp, "engine rule sglang/srt/runtime_context.py:73-76 (tp / "
                           "attn_dp)"),
            "swa_full_tokens_ratio": ratio, "padding_tokens": rules["padding_pages"] * page,
@@ -165,15 +177,17 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
            "context_len": num(context, "user" if flags.get("max_model_len") else
                               "plan: the context"),
            "mem_fraction_static": mfs, "free_before_load_bytes": free, "weights_bytes": weights,
-           "cells": {"full_bytes_per_token": num(int(cells["full"]), state),
-                     "swa_bytes_per_token": num(int(cells["swa"]), state),
+           "cells": {"full_bytes_per_token": num(_exact(cells["full"]), state),
+                     "swa_bytes_per_token": num(_exact(cells["swa"]), state),
                      "recurrent_bytes_per_slot": num(int(cells["slot"]), state),
                      "unmodelled_kinds": cells["unmodelled"]}}
     long = too_long("sglang", context, inp)
-    if cells["unmodelled"]:
+    if cells["unmodelled"] and dsv4:
+        out["warnings"] = [f"{', '.join(cells['unmodelled'])}: not modelled in SGLang's DeepSeek-V4 "
+                           f"pools ({rules.values['dsv4_pool']['note']}); left out of the cells"]
+    elif cells["unmodelled"]:
         out["warnings"] = [f"cache kinds {', '.join(cells['unmodelled'])} are not in SGLang's "
-                           "generic pools (DeepSeek-V4 has its own configurator, "
-                           "pool_configurator.py:1067-1713); they are left out of the cell"]
+                           "generic pools; they are left out of the cell"]
     missing = [f"{name}: {x['basis']}" for name, x in (("free memory", free), ("weights", weights),
                ("mem_fraction_static", mfs)) if x["value"] is None]
     if missing:
@@ -187,7 +201,11 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
                             + (f" - the multimodal reservation: {mm['basis']})" if mm["value"] else ")"))
     if mm["value"]:
         out["multimodal_reserve_bytes"] = mm
-    out |= _pools(rules, flags, rest, cells, page, context, attn_dp)
+    if dsv4 and rest > 0:
+        out |= sglang_dsv4.pools(rules, dsv4, flags, rest, v4, page, attn_dp, lambda r, f, t, dp:
+                                 _running(r, f, t, context, dp, None)) | {"refusal": None}
+    else:
+        out |= _pools(rules, flags, rest, cells, page, context, attn_dp)
     if long:
         out["refusal"] = long
     elif rest <= 0:
