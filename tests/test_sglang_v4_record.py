@@ -172,3 +172,15 @@ def test_dsv4_mtp_is_not_modelled_and_says_so():
     inp.components = list(st.components)
     e = predict_inputs("sglang", cases.VERSION, {}, inp)
     assert any("mtp-swa" in w and "speculative" in w for w in e["warnings"])
+
+
+def test_dsv4_fixed_pool_larger_than_the_budget_refuses():
+    """--max-running-requests 8192: C128 rings for 8,193 slots, ceil((8,193 x 128 + 129) / 128) =
+    8,195 x 128 = 1,048,960 rows x 4,096 B x 20 layers = 85,930,803,200 B, more than the 40 GiB
+    budget: no token fits and SGLang's MemoryPoolConfig refuses max_total_num_tokens <= 0
+    (model_executor/pool_configurator.py:94-99)."""
+    assert _c128_fixed(20, 8192) == 1_048_960 * 4_096 * 20 == 85_930_803_200 > BUDGET
+    e = _engine(_point("deepseek-ai--DeepSeek-V4-Flash", 8), max_running_requests=8192)
+    assert _v(e["max_total_num_tokens"]) == 0
+    assert "pool_configurator.py:94-99" in e["refusal"]["rule"]
+    assert "--max-running-requests" in e["refusal"]["reason"]

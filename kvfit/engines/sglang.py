@@ -203,7 +203,7 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
         out["multimodal_reserve_bytes"] = mm
     if dsv4 and rest > 0:
         out |= sglang_dsv4.pools(rules, dsv4, flags, rest, v4, page, attn_dp, lambda r, f, t, dp:
-                                 _running(r, f, t, context, dp, None)) | {"refusal": None}
+                                 _running(r, f, t, context, dp, None))
     else:
         out |= _pools(rules, flags, rest, cells, page, context, attn_dp)
     if long:

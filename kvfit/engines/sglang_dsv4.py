@@ -109,6 +109,11 @@ def pools(rules, r: dict, flags: dict, rest: float, cell: dict, block: int, attn
                                        f"{cell['swa']:,.2f} B per SWA token + {cell['full']:,.2f} B)"),
            "pool_bytes": num(int(tokens * per_full + fixed), f"{RULE}:1638-1700 (full tokens x "
                              "bytes per full token + the fixed state pools)")}
+    out["refusal"] = None if tokens > 0 else {
+        "reason": f"Not enough memory: the fixed DeepSeek-V4 state pools ({fixed:,} B for {running} "
+                  "running requests) leave no room for one page of tokens. Increase "
+                  "--mem-fraction-static or lower --max-running-requests.",
+        "rule": f"{RULE}:94-99 (MemoryPoolConfig refuses max_total_num_tokens <= 0)"}
     cap = dict(flags, max_running_requests=requested)
     out["max_running_requests"] = running_fn(rules, cap, tokens, attn_dp)
     out["log_lines"] = [f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, "
