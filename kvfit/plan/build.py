@@ -87,8 +87,9 @@ def load_metadata(req: PlanRequest) -> Metadata:
         from ..source.local import load_local
         return load_local(Path(ref.path))
     headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
+    started = req.hub_started() if callable(req.hub_started) else req.hub_started
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=headers,
-                       quiet=req.json, started=req.hub_started)
+                       quiet=req.json, started=started)
 
 
 def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]:
