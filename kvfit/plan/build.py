@@ -337,7 +337,6 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     resolves the checkpoint once for all its cells).
     """
     from ..preflight.options import engine_check
-    from . import inverse, placements, search
 
     if engine:
         req = replace(req, engine=engine.get("engine") or engine.get("print_command"),
@@ -347,9 +346,12 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       print_command=engine.get("print_command"))
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
-    from ..detect import apply
     from ..hardware import alias_note
-    req, detected = apply(req, warnings)
+
+    detected = None      # kvfit.detect.apply acts on --hardware auto and --memory-basis free only
+    if req.memory_basis == "free" or str(req.hardware or "").casefold() == "auto":
+        from ..detect import apply
+        req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))
     m, report = prepare(req, warnings, meta)
@@ -358,12 +360,13 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
+        from . import search
         report |= search.run(req, m, warnings)
-    elif req.min_gpus:
-        report |= inverse.min_gpus(req, m, warnings)
-    elif req.max_context:
-        report |= inverse.max_context(req, m, warnings)
+    elif req.min_gpus or req.max_context:
+        from . import inverse
+        report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(req, m, warnings)
     else:
+        from . import placements
         report |= placements.plan_placements(req, m, placements.topology(req), warnings)
     if report.get("hardware"):
         report["hardware"]["utilization_basis"] = m.capacity.utilization_basis

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engines.common import MIB, Inputs
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
@@ -89,6 +88,7 @@ class Capacity:
         if not self.engine or not lay["valid"] or lay["per_rank"]["weights_bytes"] is None:
             return
         from ..engines import predict_inputs
+        from ..engines.common import MIB, Inputs
 
         par = lay["parallelism"]
         tp = lay["attention_tp"] if par == "vllm-dp-ep" else lay["tp"]

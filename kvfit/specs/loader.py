@@ -12,19 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Problem
-from .events import MAX_ANCHOR_REPORTS, Positions, build
 
 MAX_SPEC_BYTES = 1_000_000
 
 
 @dataclass
 class Doc:
-    """A loaded YAML document: plain `data`, the positions of its keys and values (`tree`,
-    None for data read from the cache), and the file's text lines."""
+    """A loaded YAML document: plain `data`, the positions of its keys and values (`tree`, a
+    kvfit.specs.events.Positions; None for data read from the cache), and the file's text
+    lines. The YAML reader (events, ruamel) loads only when a file is parsed: a plan reads
+    every spec from the validated-data cache."""
 
     file: str
     data: object
-    tree: Positions | None
+    tree: object
     lines: list[str]
 
     def span(self, path: tuple) -> tuple[int, int]:
@@ -65,6 +66,8 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
     allow_null: hardware/system specs write null for "no source gives this figure".
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    from .events import MAX_ANCHOR_REPORTS, build
 
     lines = text.splitlines()
 
