@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -27,11 +28,25 @@ def schema_path(name: str) -> Path:
     return data_root() / "schemas" / name
 
 
+@cache
+def _resolved_root() -> tuple[Path, str]:
+    """The data root resolved, and as the prefix of the files under it."""
+    root = data_root().resolve()
+    return root, os.path.join(str(root), "")
+
+
 def display_path(path: Path) -> str:
-    """A path for messages and reports: relative to the data root or cwd when possible."""
-    for base in (data_root(), Path.cwd()):
+    """A path for messages and reports: relative to the data root or cwd when possible. A plan
+    names ~80 spec files: the root is resolved once, and a file under it is told by its real
+    path's prefix (what relative_to would answer) before any other comparison."""
+    real = os.path.realpath(path)
+    root, prefix = _resolved_root()
+    if real.startswith(prefix):
+        return real[len(prefix):]
+    resolved = Path(real)
+    for base in (root, Path.cwd().resolve()):
         try:
-            return str(path.resolve().relative_to(base.resolve()))
+            return str(resolved.relative_to(base))
         except ValueError:
             continue
     return str(path)
