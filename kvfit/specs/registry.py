@@ -88,9 +88,18 @@ _compiled: dict[Path, Architecture] = {}      # specs compiled while reading the
 
 @cache
 def builtin_matchers() -> tuple[Matcher, ...]:
-    """Every bundled spec's matchers, from validated (usually cached) data."""
+    """Every bundled spec's matchers, from validated (usually cached) data: the shipped index
+    of a spec whose file is the one shipped (kvfit.specs.cache.matcher, by the same key), else
+    the spec's own validated data."""
     out = []
     for path in spec_files():
+        try:
+            shipped = spec_cache.matcher(spec_cache.key(path.read_bytes(), ARCH_SCHEMA))
+        except OSError:
+            shipped = None                       # unreadable: load_checked says why
+        if shipped is not None:
+            out.append(Matcher(shipped[0], path, tuple(shipped[1]), tuple(shipped[2])))
+            continue
         doc, problems, key = load_checked(path, ARCH_SCHEMA)
         if problems or key is not None:          # invalid, or not cached yet: compile it now
             arch, problems = _compile(path, doc, problems, key)

@@ -1,0 +1,72 @@
+"""The shipped spec data is read lazily: while kvfit/specs/shipped.json is as ship.render wrote
+it, an entry is parsed only when asked for and the architecture matchers come from its index;
+the index says what each spec's own validated data says, and an edited file is read whole."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvfit.specs import cache, registry, ship
+from kvfit.specs.registry import ARCH_SCHEMA, spec_files
+
+
+@pytest.fixture
+def fresh_registry():
+    for f in (cache.shipped, registry.builtin_matchers, registry.builtin_architecture):
+        f.cache_clear()
+    yield
+    for f in (cache.shipped, registry.builtin_matchers, registry.builtin_architecture):
+        f.cache_clear()
+
+
+def test_matching_parses_only_the_matched_spec(fresh_registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "c"))
+    entries, whole, matchers = cache.shipped()
+    assert whole and len(matchers) == len(spec_files())     # the committed file is as rendered
+    registry.builtin_architecture("qwen3")
+    qwen3 = cache.key((registry.specs_dir("architectures") / "qwen3.yaml").read_bytes(),
+                      ARCH_SCHEMA)
+    assert set(entries._parsed) == {qwen3}                   # 1 of the corpus' entries parsed
+    assert not (tmp_path / "c").exists()                     # and nothing was written
+
+
+def test_the_index_is_each_specs_own_data(fresh_registry):
+    indexed = {m.id: m for m in registry.builtin_matchers()}
+    entries, _, _ = cache.shipped()
+    for path in spec_files():
+        data = entries[cache.key(path.read_bytes(), ARCH_SCHEMA)]["data"]
+        m = indexed[data["id"]]
+        assert (m.path, m.model_types, m.architectures) == (
+            path, tuple(data["match"]["model_type"]), tuple(data["match"].get("architectures", ())))
+
+
+def test_an_edited_file_is_read_whole_without_its_index(fresh_registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "c"))
+    text = cache.SHIPPED.read_text(encoding="utf-8")
+    edited = tmp_path / "shipped.json"
+    # one matcher edited after ship wrote the file: its checksum no longer holds
+    edited.write_text(text.replace('["qwen3",["qwen3"],', '["qwen3",["qwen3","llama"],', 1))
+    assert edited.read_text() != text
+    monkeypatch.setattr(cache, "SHIPPED", edited)
+    cache.shipped.cache_clear()
+    entries, whole, matchers = cache.shipped()
+    assert not whole and matchers == {} and len(entries) == len(json.loads(text)["entries"])
+    qwen3 = next(m for m in registry.builtin_matchers() if m.id == "qwen3")
+    assert qwen3.model_types == ("qwen3",)                 # the spec's own data, not the edit
+    assert not (tmp_path / "c").exists()                   # every entry still answered
+
+
+def test_a_file_without_matchers_still_answers(fresh_registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "c"))
+    bundle = json.loads(cache.SHIPPED.read_text(encoding="utf-8"))
+    bundle.pop("sha256")
+    del bundle["matchers"]
+    plain = tmp_path / "shipped.json"
+    ship.write(plain, ship.render(bundle))
+    monkeypatch.setattr(cache, "SHIPPED", plain)
+    cache.shipped.cache_clear()
+    entries, whole, matchers = cache.shipped()
+    assert whole and matchers == {} and len(entries) == len(bundle["entries"])
+    assert registry.builtin_architecture("qwen3").id == "qwen3"
