@@ -19,7 +19,6 @@ Two stores are read, in order:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -28,6 +27,16 @@ from pathlib import Path
 
 from .. import __version__
 from ..paths import schema_path
+
+# The interpreter's own SHA-256, as random.py takes its SHA-512: hashlib would load OpenSSL
+# (2-3 ms of a plan) for this one digest. Python 3.12+ names the module _sha2.
+try:
+    from _sha256 import sha256
+except ImportError:
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 FORMAT = 2
 SHIPPED = Path(__file__).resolve().parent / "shipped.json"
@@ -47,7 +56,7 @@ def cache_dir() -> Path | None:
 @cache
 def _keyed_schema(schema: str):
     """The key's hash after the kvfit version and the schema's bytes (copied for each file)."""
-    h = hashlib.sha256(__version__.encode())
+    h = sha256(__version__.encode())
     h.update(schema_path(schema).read_bytes())
     return h
 
@@ -65,7 +74,7 @@ def digest(data) -> str:
     """sha256 of the compact JSON of validated data, in its key order (order is meaning:
     fields are reported in spec order), which an entry must match."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def entry(k: str, data) -> dict:
@@ -113,21 +122,21 @@ MATCHERS_LINE = b'}, "matchers": {'
 
 def _rendered(body: bytes) -> tuple[_Lines, dict] | None:
     """(entries, matchers) of a body laid out as ship.render writes it: one `"key": value` line
-    per entry, then optionally the matchers' section, one line each; None if laid out otherwise."""
-    sections: list[dict] = [{}]
+    per entry, then optionally the matchers' section (parsed at once: a small object, one line
+    per spec); None if laid out otherwise."""
     lines = body.split(b"\n")
     if lines[-2:] != [b"}}", b""]:
         return None
-    for line in lines[:-2]:
-        if line == MATCHERS_LINE and len(sections) == 1:
-            sections.append({})
-            continue
+    lines = lines[:-2]
+    cut = lines.index(MATCHERS_LINE) if MATCHERS_LINE in lines else len(lines)
+    entries = {}
+    for line in lines[:cut]:
         name, sep, value = line.partition(b'": ')
         if not sep or name[:1] != b'"':
             return None
-        sections[-1][name[1:].decode("ascii")] = value.removesuffix(b",")
-    matchers = {k: json.loads(v) for k, v in sections[1].items()} if len(sections) > 1 else {}
-    return _Lines(sections[0]), matchers
+        entries[name[1:].decode("ascii")] = value.removesuffix(b",")
+    index = json.loads(b"{" + b"\n".join(lines[cut + 1:]) + b"}") if cut < len(lines) else {}
+    return _Lines(entries), index
 
 
 @cache
@@ -147,7 +156,7 @@ def shipped() -> tuple[Mapping, bool, dict]:
     except ValueError:
         top = None
     if isinstance(top, dict) and top.get("format") == FORMAT and isinstance(top.get("sha256"), str) \
-            and top["sha256"] == hashlib.sha256(body).hexdigest():
+            and top["sha256"] == sha256(body).hexdigest():
         try:
             found = _rendered(body)
         except (ValueError, UnicodeDecodeError):
@@ -163,7 +172,7 @@ def shipped() -> tuple[Mapping, bool, dict]:
     entries = doc.get("entries")
     if not isinstance(entries, dict):
         return {}, False, {}
-    whole = doc.get("sha256") == hashlib.sha256(body).hexdigest()
+    whole = doc.get("sha256") == sha256(body).hexdigest()
     matchers = doc.get("matchers") if whole and isinstance(doc.get("matchers"), dict) else {}
     return entries, whole, matchers
 
