@@ -19,6 +19,7 @@ Two stores are read, in order:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -27,16 +28,6 @@ from pathlib import Path
 
 from .. import __version__
 from ..paths import schema_path
-
-# The interpreter's own SHA-256, as random.py takes its SHA-512: hashlib would load OpenSSL
-# (2-3 ms of a plan) for this one digest. Python 3.12+ names the module _sha2.
-try:
-    from _sha256 import sha256
-except ImportError:
-    try:
-        from _sha2 import sha256
-    except ImportError:
-        from hashlib import sha256
 
 FORMAT = 2
 SHIPPED = Path(__file__).resolve().parent / "shipped.json"
@@ -56,7 +47,7 @@ def cache_dir() -> Path | None:
 @cache
 def _keyed_schema(schema: str):
     """The key's hash after the kvfit version and the schema's bytes (copied for each file)."""
-    h = sha256(__version__.encode())
+    h = hashlib.sha256(__version__.encode())
     h.update(schema_path(schema).read_bytes())
     return h
 
@@ -74,7 +65,7 @@ def digest(data) -> str:
     """sha256 of the compact JSON of validated data, in its key order (order is meaning:
     fields are reported in spec order), which an entry must match."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def entry(k: str, data) -> dict:
@@ -156,7 +147,7 @@ def shipped() -> tuple[Mapping, bool, dict]:
     except ValueError:
         top = None
     if isinstance(top, dict) and top.get("format") == FORMAT and isinstance(top.get("sha256"), str) \
-            and top["sha256"] == sha256(body).hexdigest():
+            and top["sha256"] == hashlib.sha256(body).hexdigest():
         try:
             found = _rendered(body)
         except (ValueError, UnicodeDecodeError):
@@ -172,7 +163,7 @@ def shipped() -> tuple[Mapping, bool, dict]:
     entries = doc.get("entries")
     if not isinstance(entries, dict):
         return {}, False, {}
-    whole = doc.get("sha256") == sha256(body).hexdigest()
+    whole = doc.get("sha256") == hashlib.sha256(body).hexdigest()
     matchers = doc.get("matchers") if whole and isinstance(doc.get("matchers"), dict) else {}
     return entries, whole, matchers
 
