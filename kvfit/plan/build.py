@@ -94,11 +94,12 @@ def load_metadata(req: PlanRequest) -> Metadata:
 
 def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]:
     """(context, maximum, where the context came from, the stated RoPE scaling or None)."""
-    from .rope import how_to_state, scaling
-
     declared = fields["max_context"].value
-    rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings,
-                   root.get("rope_scaling"))
+    rope = None
+    if req.rope_scaling:                  # kvfit.plan.rope answers None for none stated
+        from .rope import scaling
+        rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings,
+                       root.get("rope_scaling"))
     where = fields["max_context"].provenance
     if rope is not None:
         declared = rope.max_tokens
@@ -110,6 +111,7 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
     ctx = parse_context(req.context)
     if declared is not None and ctx > declared:
         if not req.allow_context_overflow:
+            from .rope import how_to_state
             raise UsageError(f"context {ctx:,} exceeds the checkpoint's declared maximum of "
                              f"{declared:,} tokens ({where}).",
                              hint=how_to_state(ctx, declared) if rope is None else
