@@ -197,4 +197,9 @@ def entry() -> None:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 1
+    import gc
+    # Exiting: the interpreter's last full collection would walk every object of every
+    # imported module (a twentieth of a plan) to free memory the exit returns anyway; Python
+    # never promised __del__ for objects alive at exit, and output is flushed above.
+    gc.freeze()
     sys.exit(code)
