@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .errors import SpecError, UsageError
+from .errors import UsageError
 from .paths import specs_dir
 from .specs import cache as spec_cache
 from .specs.checked import load_checked
@@ -67,6 +67,7 @@ def _load(kind: str, schema: str) -> list[dict]:
             if key is not None:
                 spec_cache.put(key, doc.data)
     if problems:
+        from .errors import SpecError
         raise SpecError(problems)
     return docs
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from ..errors import SpecError, UsageError
+from ..errors import UsageError
 from ..paths import specs_dir
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
@@ -161,6 +161,7 @@ def load_spec(engine: str) -> dict:
     path = specs_dir("engines") / f"{engine}.yaml"
     doc, problems, key = load_checked(path, "engine.v1.schema.json")   # cached when valid
     if doc is None or problems:
+        from ..errors import SpecError
         raise SpecError(problems)
     if key is not None:
         spec_cache.put(key, doc.data)

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Problem
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..errors import Problem
 
 MAX_SPEC_BYTES = 1_000_000
 
@@ -48,6 +50,8 @@ class Doc:
 
     def problem(self, code, path, message, help=None, at=None, col_offset=0, width=1, key=False):
         """A Problem located at `path` (optionally shifted inside a plain scalar)."""
+        from ..errors import Problem
+
         line, col = self.key_span(path) if key else self.span(path)
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else None
         if col_offset and text is not None and text[col - 1:col] in ("'", '"'):
@@ -67,6 +71,7 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from ..errors import Problem
     from .events import MAX_ANCHOR_REPORTS, build
 
     lines = text.splitlines()
@@ -122,6 +127,8 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
 def load_file(path: Path, display: str | None = None,
               allow_null: bool = False) -> tuple[Doc | None, list[Problem]]:
     """Read and strictly parse one spec file."""
+    from ..errors import Problem
+
     name = display or str(path)
     try:
         raw = path.read_bytes()

@@ -6,11 +6,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..errors import Problem, SpecError
 from ..paths import display_path, specs_dir
 from . import cache as spec_cache
 from .architecture import Architecture, compile_architecture
 from .checked import load_checked
+
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..errors import Problem
 
 ARCH_SCHEMA = "architecture.v1.schema.json"
 
@@ -47,6 +50,8 @@ def _compile(path: Path, doc, problems: list[Problem], key: str | None
 
 def corpus_problems(archs: list[Architecture]) -> list[Problem]:
     """Cross-spec checks: no two specs claim the same model_type or architecture class."""
+    from ..errors import Problem
+
     problems, claimed = [], {}
     for a in archs:
         for kind, values in (("model_type", a.model_types), ("architectures", a.architectures)):
@@ -61,6 +66,8 @@ def corpus_problems(archs: list[Architecture]) -> list[Problem]:
 
 def load_paths(paths: list[Path]) -> list[Architecture]:
     """Load the given spec files; raise SpecError listing every problem in every file."""
+    from ..errors import SpecError
+
     archs, problems = [], []
     for p in paths:
         arch, probs = load_architecture_file(p)
@@ -104,6 +111,7 @@ def builtin_matchers() -> tuple[Matcher, ...]:
         if problems or key is not None:          # invalid, or not cached yet: compile it now
             arch, problems = _compile(path, doc, problems, key)
             if problems:
+                from ..errors import SpecError
                 raise SpecError(problems)
             _compiled[path] = arch               # parsed once: builtin_architecture reuses it
         m = doc.data["match"]
@@ -120,6 +128,7 @@ def builtin_architecture(spec_id: str) -> Architecture:
         return _compiled[path]
     arch, problems = load_architecture_file(path)
     if problems:
+        from ..errors import SpecError
         raise SpecError(problems)
     return arch
 
@@ -136,6 +145,7 @@ def watchlist() -> dict[str, str]:
     path = specs_dir("architectures") / "_watchlist.yaml"
     doc, problems, key = load_checked(path, "watchlist.v1.schema.json")
     if doc is None or problems:
+        from ..errors import Problem, SpecError
         raise SpecError(problems or [Problem("KV100", display_path(path), 1, 1, "unreadable")])
     if key is not None:
         spec_cache.put(key, doc.data)
