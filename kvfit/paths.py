@@ -35,11 +35,26 @@ def _resolved_root() -> tuple[Path, str]:
     return root, os.path.join(str(root), "")
 
 
+@cache
+def _real_directory(directory: str) -> str:
+    return os.path.realpath(directory)
+
+
+def _realpath(path) -> str:
+    """os.path.realpath(path), with each absolute directory resolved once: a file that is not
+    a symbolic link is its real directory's entry (one lstat, not one per component)."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    if not os.path.isabs(head) or name in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    return os.path.join(_real_directory(head), name)
+
+
 def display_path(path: Path) -> str:
     """A path for messages and reports: relative to the data root or cwd when possible. A plan
-    names ~80 spec files: the root is resolved once, and a file under it is told by its real
-    path's prefix (what relative_to would answer) before any other comparison."""
-    real = os.path.realpath(path)
+    names ~80 spec files: the root and their folders are resolved once, and a file under the
+    root is told by its real path's prefix (what relative_to would answer) first."""
+    real = _realpath(path)
     root, prefix = _resolved_root()
     if real.startswith(prefix):
         return real[len(prefix):]
