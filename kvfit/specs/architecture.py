@@ -16,6 +16,15 @@ from .parameters import Parameters, compile_parameters
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
     from ..errors import Problem
+    from .experts import Experts
+
+
+def __getattr__(name: str):
+    """Experts (kvfit.specs.experts) loads when a spec has an `experts:` block."""
+    if name == "Experts":
+        from .experts import Experts
+        return Experts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 INJECTED = frozenset({"kv_bytes", "index_bytes", "model_bytes", "mtp"})
 TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compressed", "draft"})
@@ -71,14 +80,6 @@ class Component:
     # layout name -> (ring window, engine block tokens, page alignment), each Expr or None:
     # an engine that keeps this state with its own per-layer blocks and page padding
     layout_paging: tuple[tuple[str, Expr | None, Expr | None, Expr | None], ...] = ()
-
-
-@dataclass(frozen=True)
-class Experts:
-    """Routed-expert tensors: a name pattern whose group `expert` is the expert index."""
-
-    pattern: re.Pattern
-    count: Expr
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,8 @@ def _experts(c: _Compiler, raw: dict | None) -> Experts | None:
                                         r"write `(?P<expert>\d+)` where the index appears"))
         return None
     count = c.expr(("experts", "count"))
+    from .experts import Experts
+
     return None if count is None else Experts(pattern, count)
 
 
