@@ -3,7 +3,7 @@ reference parser and no --help text (wrapping its examples was a tenth of a plan
 plan with no engine installed reads no distribution metadata (importlib.metadata scans every
 installed package). A plain local plan also loads nothing it does not use (issue 13, "warm
 local plan <= 8x a bare interpreter start"): no kvfit.hub at all, no packaging (its default
-engine version is compared as release numbers), no typing, no shutil, no YAML reader, no
+engine version is compared as release numbers), no typing, shutil or threading, no YAML reader, no
 other question's module (inverse, search, detection, pipeline stages, preflight probes) and
 no class of a path it does not take (spec problems, system presets, RoPE scaling, expert
 blocks). Processes are inspected, never timed."""
@@ -53,7 +53,7 @@ def test_a_local_plan_loads_only_what_it_uses(tmp_path):
 # another question's code, another path's classes, or a library the plan has no use for.
 NOT_ON_A_PLAIN_PLAN = (
     "kvfit.hub", "kvfit.hub.deadline", "kvfit.hub.artifacts", "kvfit.hub.safetensors_header",
-    "packaging", "packaging.specifiers", "packaging.version", "typing", "shutil",
+    "packaging", "packaging.specifiers", "packaging.version", "typing", "shutil", "threading",
     "kvfit.specs.events", "kvfit.specs.schema", "ruamel", "kvfit.spec_problems",
     "kvfit.plan.inverse", "kvfit.plan.search", "kvfit.detect", "kvfit.plan.stages",
     "kvfit.plan.rope", "kvfit.engines.common", "kvfit.preflight.check", "kvfit.hardware_systems",
