@@ -57,7 +57,7 @@ NOT_ON_A_PLAIN_PLAN = (
     "kvfit.specs.events", "kvfit.specs.schema", "ruamel", "kvfit.spec_problems",
     "kvfit.plan.inverse", "kvfit.plan.search", "kvfit.detect", "kvfit.plan.stages",
     "kvfit.plan.rope", "kvfit.engines.common", "kvfit.preflight.check", "kvfit.hardware_systems",
-    "kvfit.specs.experts",
+    "kvfit.specs.experts", "kvfit.specs.parameters",    # the config-shape weight estimate's
 )
 
 
@@ -69,7 +69,8 @@ def test_a_plain_local_plan_loads_no_other_questions_code(tmp_path):
 
 def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
     """The same modules arrive when a plan takes their path (so the lean test above is not
-    passing because they were removed): --pp, --system and a stated RoPE scaling."""
+    passing because they were removed): --pp, --system and a stated RoPE scaling, and the
+    weight estimate's tensor shapes when no weight bytes are known."""
     loaded = _loaded(tmp_path, *PLAN, "--pp", "2")
     assert "kvfit.plan.stages" in loaded
     loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--system", "dgx-h100",
@@ -77,6 +78,9 @@ def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
                      '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":40960}',
                      "--json")
     assert {"kvfit.hardware_systems", "kvfit.plan.rope"} <= loaded
+    loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--hardware", "h100-80", "--gpus",
+                     "2", "--json")
+    assert "kvfit.specs.parameters" in loaded
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None,

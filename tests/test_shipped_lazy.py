@@ -70,3 +70,33 @@ def test_a_file_without_matchers_still_answers(fresh_registry, monkeypatch, tmp_
     entries, whole, matchers = cache.shipped()
     assert whole and matchers == {} and len(entries) == len(bundle["entries"])
     assert registry.builtin_architecture("qwen3").id == "qwen3"
+
+
+def _shape(params) -> object:
+    """A Parameters block as plain values: every expression by its text (Expr holds an AST,
+    which compares by identity)."""
+    def plain(v):
+        if hasattr(v, "names") and hasattr(v, "text"):
+            return ("expr", v.text)
+        if isinstance(v, tuple | list):
+            return tuple(plain(x) for x in v)
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if hasattr(v, "__dataclass_fields__"):
+            return (type(v).__name__, {k: plain(getattr(v, k)) for k in v.__dataclass_fields__})
+        return v
+    return plain(params)
+
+
+def test_a_plans_deferred_parameters_are_the_eager_compile(fresh_registry):
+    """A plan's spec compiles its `parameters:` block when first read; it is the block
+    `specs check` compiles at once, for every bundled spec."""
+    for path in spec_files():
+        eager, problems = registry.load_architecture_file(path)
+        assert not problems
+        lazy, problems = registry.load_architecture_file(path, defer_parameters=True)
+        assert not problems
+        if eager.parameters is not None:                 # deferred until this read
+            assert type(lazy.compiled_parameters).__name__ == "_Deferred"
+        assert _shape(lazy.parameters) == _shape(eager.parameters), path.name
+        assert lazy.compiled_parameters is lazy.parameters        # compiled once, then kept

@@ -23,19 +23,20 @@ def spec_files(kind: str = "architectures") -> list[Path]:
     return sorted(p for p in specs_dir(kind).glob("*.yaml") if not p.name.startswith("_"))
 
 
-def load_architecture_file(path: Path, fresh: bool = False
+def load_architecture_file(path: Path, fresh: bool = False, defer_parameters: bool = False
                            ) -> tuple[Architecture | None, list[Problem]]:
-    """Load, validate and compile one architecture spec file."""
+    """Load, validate and compile one architecture spec file (defer_parameters: see
+    compile_architecture; a plan's spec, never `specs check`)."""
     doc, problems, key = load_checked(path, ARCH_SCHEMA, fresh=fresh)
-    return _compile(path, doc, problems, key)
+    return _compile(path, doc, problems, key, defer_parameters)
 
 
-def _compile(path: Path, doc, problems: list[Problem], key: str | None
-             ) -> tuple[Architecture | None, list[Problem]]:
+def _compile(path: Path, doc, problems: list[Problem], key: str | None,
+             defer_parameters: bool = False) -> tuple[Architecture | None, list[Problem]]:
     """Compile a loaded spec; store its data in the cache once every check has passed."""
     if doc is None or problems:
         return None, problems
-    arch, more = compile_architecture(doc)
+    arch, more = compile_architecture(doc, defer_parameters)
     if arch and arch.id != path.stem:
         more.append(doc.problem("KV301", ("id",), f"id '{arch.id}' does not match the file "
                                 f"name '{path.name}'", f"rename the file to {arch.id}.yaml "
@@ -126,7 +127,7 @@ def builtin_architecture(spec_id: str) -> Architecture:
     path = next(m.path for m in builtin_matchers() if m.id == spec_id)
     if path in _compiled:
         return _compiled[path]
-    arch, problems = load_architecture_file(path)
+    arch, problems = load_architecture_file(path, defer_parameters=True)
     if problems:
         from ..errors import SpecError
         raise SpecError(problems)
