@@ -99,6 +99,7 @@ ENVIRONMENT = (
     ("XDG_CACHE_HOME", "where the validated-spec cache lives without KVFIT_CACHE_DIR "
      "(default ~/.cache/kvfit/specs)."),
     ("KVFIT_DEBUG", "1: print the traceback of an internal error (exit 70)."),
+    ("COLUMNS", "the width --help text is wrapped to (default: the terminal's, else 80)."),
     ("CI", "set: no progress lines on stderr (they are shown only on a terminal, never with "
      "--json)."),
     ("KVFIT_VLLM_PYTHON, KVFIT_SGLANG_PYTHON", "read by kvfit's own opt-in engine tests and "
