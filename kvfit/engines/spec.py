@@ -145,12 +145,20 @@ class Rules:
         return f"estimate (fitted to {len(logs)} logs{where}; constants {', '.join(names)})"
 
     def regime(self, *names: str) -> dict:
-        """The union of the fitted regimes (engine versions, hardware, TP) of `names`."""
+        """The union of the fitted regimes (engine versions, hardware, TP and the engine
+        settings a constant depends on) of `names`."""
         out: dict = {"engines": set(), "hardware": set(), "tp": set()}
+        settings: dict = {}
         for n in names:
+            reg = self.estimates[n].get("regime", {})
             for k in out:
-                out[k] |= set(self.estimates[n].get("regime", {}).get(k, ()))
-        return {k: sorted(v) for k, v in out.items()}
+                out[k] |= set(reg.get(k, ()))
+            for k, v in reg.get("settings", {}).items():
+                settings.setdefault(k, set()).update(v)
+        res = {k: sorted(v) for k, v in out.items()}
+        if settings:
+            res["settings"] = {k: sorted(v) for k, v in sorted(settings.items())}
+        return res
 
 
 @cache
