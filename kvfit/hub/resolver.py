@@ -49,6 +49,8 @@ def build_metadata(ref: Reference, snap: Snapshot, headers: _Headers, read_heade
     index = None if _is_gguf(ref.path) else snap.index
     chosen, description = choose_weight_files(snap.files, ref.path, index=index)
     notes = [*extra_notes, _resolved_note(ref, snap), description]
+    if snap.index_skipped and index is None and not _is_gguf(ref.path):
+        notes.insert(len(extra_notes) + 1, snap.index_skipped)
     config, tensor_bytes, origin = snap.config, None, "hub"
     if chosen and _is_gguf(chosen[0].path):  # the served GGUF describes itself
         config, more, tensor_bytes = _gguf(chosen, headers, read_headers)

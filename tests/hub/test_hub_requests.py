@@ -13,15 +13,39 @@ def _plan(hub, text: str, **kwargs):
     return meta, [(h.kind, h.path) for h in hub.state.log]
 
 
-def test_cold_plan_reads_info_config_and_index(hub):
-    _, hits = _plan(hub, "kvfit-test/tiny-qwen3")
+def test_cold_plan_reads_info_and_config(hub):
+    # the root shards model-00001/00002-of-00002 are one complete set with listed sizes: the
+    # index could not change the weight count, so it is not read (snapshot.py)
+    meta, hits = _plan(hub, "kvfit-test/tiny-qwen3")
+    assert hits == [("api", None), ("resolve", "config.json")]
+    assert meta.safetensors_index is None
+    assert any(n.startswith("model.safetensors.index.json not read: the root shards are one "
+                            "complete set (model-00001..00002-of-00002.safetensors)")
+               for n in meta.notes)
+
+
+def test_cold_plan_with_quant_config_is_three_requests(hub):
+    _, hits = _plan(hub, "kvfit-test/quantized")
+    assert hits == [("api", None), ("resolve", "config.json"),
+                    ("resolve", "hf_quant_config.json")]
+
+
+def test_the_index_is_read_when_it_decides_the_weights(hub):
+    # a stale single-file upload next to a 2-shard set: only the index says which root files
+    # are the weights, so the cold plan reads it (3 requests) and counts its shards only
+    files = dict(hub.state.repos["kvfit-test/tiny-qwen3"].commits[_sha(hub)])
+    files["model.safetensors"] = files["consolidated.safetensors"]
+    hub.state.add_commit("kvfit-test/stale-single", files)
+    meta, hits = _plan(hub, "kvfit-test/stale-single")
     assert hits == [("api", None), ("resolve", "config.json"),
                     ("resolve", "model.safetensors.index.json")]
+    from kvfit.weights import count_weights
+    shards = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    assert count_weights(meta, None).bytes == sum(files[p].size for p in shards)
 
 
-def test_cold_plan_with_quant_config_is_four_requests(hub):
-    _, hits = _plan(hub, "kvfit-test/quantized")
-    assert len(hits) == 4 and ("resolve", "hf_quant_config.json") in hits
+def _sha(hub) -> str:
+    return hub.state.repos["kvfit-test/tiny-qwen3"].refs["main"]
 
 
 def test_warm_plan_on_a_branch_makes_exactly_one_request(hub):
@@ -61,7 +85,7 @@ def test_metadata_cache_lives_under_hf_home_or_kvfit_cache_dir(hub, tmp_path, mo
     assert os.environ["HF_HOME"] == str(tmp_path / "hf-home")
     monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "elsewhere"))
     _, hits = _plan(hub, f"kvfit-test/tiny-qwen3@{meta.revision}")
-    assert len(hits) == 3  # a new, empty cache: cold again
+    assert len(hits) == 2  # a new, empty cache: cold again (repo info, config.json)
     assert (tmp_path / "elsewhere" / "kvfit-test--tiny-qwen3" / meta.revision).is_dir()
 
 
@@ -70,4 +94,4 @@ def test_corrupt_cache_entries_are_ignored(hub, tmp_path):
     cached = tmp_path / "hf-home" / "kvfit" / "kvfit-test--tiny-qwen3" / meta.revision
     (cached / "snapshot.json").write_text("{not json")
     again, hits = _plan(hub, f"kvfit-test/tiny-qwen3@{meta.revision}")
-    assert again.config == meta.config and len(hits) == 3
+    assert again.config == meta.config and len(hits) == 2
