@@ -73,6 +73,7 @@ class Response:
     def __init__(self, pool: Connections, key, conn, raw: http.client.HTTPResponse, url: str):
         self._pool, self._key, self._conn, self._raw = pool, key, conn, raw
         self.status, self.headers, self.url = raw.status, raw.msg, url
+        self.hops: list = []     # the headers of each redirect answer that led here
 
     def __enter__(self) -> Response:
         return self
@@ -136,14 +137,17 @@ class Connections:
     def get(self, url: str, headers: dict[str, str], timeout: float) -> Response:
         """GET `url`, following redirects; HttpStatusError for an answer >= 400."""
         headers = {"Accept-Encoding": ACCEPT_ENCODING, **headers}
+        hops: list = []
         for _ in range(MAX_REDIRECTS + 1):
             resp = self._once(url, headers, timeout)
             if resp.status not in _REDIRECTS or not resp.headers.get("Location"):
                 if resp.status >= 400:
                     _drain(resp)
                     raise HttpStatusError(resp.status, resp.headers, url)
+                resp.hops = hops
                 return resp
             target = urljoin(url, resp.headers["Location"])
+            hops.append(resp.headers)
             _drain(resp)
             if _origin(target) != _origin(url) and not _https_upgrade(url, target):
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}

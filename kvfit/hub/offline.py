@@ -58,6 +58,10 @@ def _from_cache(ref: Reference, reason: str, read_headers: bool) -> Metadata | N
         sha = cache.recall_ref(ref.repo_id, ref.revision)
         how = f"the commit {ref.revision or 'the default branch'} pointed at when last online"
     snap = load_snapshot(cache, ref.repo_id, sha) if sha else None
+    if snap is None and sha:
+        from . import gguf_direct
+
+        snap = gguf_direct.load_artifact(cache, ref, sha) if gguf_direct.applies(ref) else None
     if snap is None:
         return None
     note = f"answered from kvfit's metadata cache ({how}): {reason}"

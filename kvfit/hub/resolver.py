@@ -24,13 +24,23 @@ HEADER_WORKERS = 8  # concurrent ranged reads when a checkpoint has many shards
 
 def resolve_online(ref: Reference, client: HubClient, read_headers: bool) -> Metadata:
     """Resolve through the Hub (or the metadata cache for a cached full sha)."""
+    from . import gguf_direct
+
     cache = MetadataCache()
     pinned = ref.revision if ref.revision and FULL_SHA.fullmatch(ref.revision) else None
-    snap = load_snapshot(cache, ref.repo_id, pinned) if pinned else None
+    one_gguf = gguf_direct.applies(ref)
+    snap = None
+    if pinned:
+        snap = load_snapshot(cache, ref.repo_id, pinned) or (
+            gguf_direct.load_artifact(cache, ref, pinned) if one_gguf else None)
+    if snap is None and one_gguf and (pinned or not gguf_direct.known(cache, ref)):
+        snap = gguf_direct.read_artifact(client, cache, ref)     # no listing needed (cold)
     if snap is None:
         info = client.repo_info(ref.repo_id, ref.revision)
         cache.remember_ref(ref.repo_id, ref.revision, info.sha)
-        snap = load_snapshot(cache, ref.repo_id, info.sha) or fetch_snapshot(client, cache, info)
+        snap = load_snapshot(cache, ref.repo_id, info.sha) or (
+            gguf_direct.load_artifact(cache, ref, info.sha) if one_gguf else None) or \
+            fetch_snapshot(client, cache, info)
     return build_metadata(ref, snap, _Headers(client, cache, snap), read_headers)
 
 
@@ -51,6 +61,8 @@ def build_metadata(ref: Reference, snap: Snapshot, headers: _Headers, read_heade
     notes = [*extra_notes, _resolved_note(ref, snap), description]
     if snap.index_skipped and index is None and not _is_gguf(ref.path):
         notes.insert(len(extra_notes) + 1, snap.index_skipped)
+    if snap.source_note:
+        notes.insert(len(extra_notes) + 1, snap.source_note)
     config, tensor_bytes, origin = snap.config, None, "hub"
     if chosen and _is_gguf(chosen[0].path):  # the served GGUF describes itself
         config, more, tensor_bytes = _gguf(chosen, headers, read_headers)

@@ -38,6 +38,7 @@ class Snapshot:
     quant_config: dict[str, Any] | None
     index: dict[str, Any] | None
     index_skipped: str | None = None    # why a listed index was not read (None: read or absent)
+    source_note: str | None = None      # where `files` came from, when not the repo listing
 
     @property
     def read(self) -> list[str]:

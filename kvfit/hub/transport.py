@@ -141,20 +141,32 @@ class HubClient:
         """Up to `length` bytes of a file from byte offset `start` (HTTP Range request)."""
         return self._get(repo_id, sha, path, (start, length))
 
-    def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None) -> bytes:
+    def read_first(self, repo_id: str, revision: str, path: str, length: int) -> FirstRead:
+        """Up to `length` bytes of a file from its start at `revision` (a branch, tag or sha),
+        with the commit and file size the Hub's answer names: X-Repo-Commit and X-Linked-Size
+        (of the resolve answer, a redirect for an LFS file), else the Content-Range total -
+        the headers huggingface_hub's get_hf_file_metadata reads (file_download.py)."""
+        seen: dict = {}
+        data = self._get(repo_id, revision, path, (0, length), seen)
+        return FirstRead(data, _commit_of(seen["hops"]), _size_of(seen["hops"]))
+
+    def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None,
+             seen: dict | None = None) -> bytes:
         """GET the resolve URL at `sha`, optionally ranged; reads at most the span's length."""
         url = file_url(self.endpoint, repo_id, sha, path)
         where = Where(self.shown, repo_id, sha, path, self.timeout)
         self._step(where.what)
-        return with_retries(lambda: self._stream(url, span, MAX_FILE_BYTES_READ, where.what),
-                            where, self.budget.left)
+        return with_retries(lambda: self._stream(url, span, MAX_FILE_BYTES_READ, where.what,
+                                                 seen), where, self.budget.left)
 
     def _step(self, what: str) -> None:
         if self.progress is not None:
             self.progress.step(f"reading {what}")
 
-    def _stream(self, url: str, span: tuple[int, int] | None, cap: int, what: str) -> bytes:
-        """One GET under the whole-request deadline; the body decoded and capped."""
+    def _stream(self, url: str, span: tuple[int, int] | None, cap: int, what: str,
+                seen: dict | None = None) -> bytes:
+        """One GET under the whole-request deadline; the body decoded and capped. `seen`
+        receives "hops": the headers of every answer on the way (redirects, then the last)."""
         headers = self.headers()
         if span is not None:
             headers["Range"] = f"bytes={span[0]}-{span[0] + span[1] - 1}"
@@ -164,10 +176,42 @@ class HubClient:
                 deadline.check()
                 if span is not None and resp.status == 200 and span[0] > 0:
                     raise HubError(f"{self.shown} ignored an HTTP Range request for {what}.")
+                if seen is not None:
+                    seen["hops"] = [*resp.hops, resp.headers]
                 return read_capped(resp.chunks(), deadline, cap=cap, what=what,
                                    want=span[1] if span else None)
 
         return run_with_deadline(work, self.budget.left())
+
+
+@dataclass(frozen=True)
+class FirstRead:
+    """The first bytes of a file, with the commit and total size its answer named (None when
+    the answer did not say)."""
+
+    data: bytes
+    commit: str | None
+    size: int | None
+
+
+def _commit_of(hops: list) -> str | None:
+    """The first X-Repo-Commit on the way that is a full sha."""
+    for headers in hops:
+        value = (headers.get("X-Repo-Commit") or "").strip()
+        if FULL_SHA.fullmatch(value):
+            return value
+    return None
+
+
+def _size_of(hops: list) -> int | None:
+    """X-Linked-Size (an LFS file's size, on the resolve redirect), else the last answer's
+    Content-Range total ("bytes a-b/total"); None if neither is a byte count."""
+    for headers in hops:
+        value = (headers.get("X-Linked-Size") or "").strip()
+        if value.isdigit() and int(value) <= MAX_FILE_BYTES:
+            return int(value)
+    total = (hops[-1].get("Content-Range") or "").rpartition("/")[2].strip()
+    return int(total) if total.isdigit() and int(total) <= MAX_FILE_BYTES else None
 
 
 def file_url(endpoint: str, repo_id: str, revision: str, path: str) -> str:

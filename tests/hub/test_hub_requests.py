@@ -71,11 +71,46 @@ def test_headers_only_on_demand_and_cached(hub):
 
 
 def test_gguf_artifact_cold_and_warm(hub):
+    # one GGUF file: its first ranged read (the resolve redirect, then the CDN) names the commit
+    # (X-Repo-Commit) and size (X-Linked-Size), so no repo-info call: 2 requests cold
     text = "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf"
     meta, cold = _plan(hub, text)
-    assert [h for h in cold if h[0] != "cdn"] == [("api", None), ("resolve", "tiny-Q8_0.gguf")]
-    _, warm = _plan(hub, f"hf://kvfit-test/tiny-gguf@{meta.revision}/tiny-Q8_0.gguf")
-    assert warm == []
+    assert cold == [("resolve", "tiny-Q8_0.gguf"), ("cdn", cold[1][1])]
+    served = hub.state.repos["kvfit-test/tiny-gguf"].commits[meta.revision]["tiny-Q8_0.gguf"]
+    assert meta.revision == hub.state.repos["kvfit-test/tiny-gguf"].refs["main"]
+    assert [(f.path, f.size) for f in meta.files] == [("tiny-Q8_0.gguf", served.size)]
+    assert any("from the Hub's answer to reading it (X-Repo-Commit" in n for n in meta.notes)
+    _, pinned = _plan(hub, f"hf://kvfit-test/tiny-gguf@{meta.revision}/tiny-Q8_0.gguf")
+    assert pinned == []
+    again, branch = _plan(hub, text)                       # a warm branch: one repo-info call
+    assert branch == [("api", None)] and again.config == meta.config
+
+
+def test_a_cached_gguf_artifact_answers_offline(hub, monkeypatch):
+    meta, _ = _plan(hub, "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    again, hits = _plan(hub, "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf")
+    assert hits == [] and again.revision == meta.revision and again.config == meta.config
+    assert any(n.startswith("answered from kvfit's metadata cache") for n in again.notes)
+
+
+def test_gguf_artifact_on_a_moved_branch_is_read_at_the_new_commit(hub):
+    meta, _ = _plan(hub, "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf")
+    files = dict(hub.state.repos["kvfit-test/tiny-gguf"].commits[meta.revision])
+    files["README.md"] = b"# moved\n"
+    new = hub.state.add_commit("kvfit-test/tiny-gguf", files)
+    moved, hits = _plan(hub, "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf")
+    assert moved.revision == new != meta.revision
+    assert hits[0] == ("api", None) and ("resolve", "tiny-Q8_0.gguf") in hits
+
+
+def test_gguf_artifact_without_a_commit_header_is_read_the_listing_way(hub, monkeypatch):
+    from kvfit.hub import transport
+    monkeypatch.setattr(transport, "_commit_of", lambda hops: None)   # a mirror that omits it
+    meta, hits = _plan(hub, "hf://kvfit-test/tiny-gguf/tiny-Q8_0.gguf")
+    assert [h for h in hits if h[0] != "cdn"] == [("resolve", "tiny-Q8_0.gguf"), ("api", None),
+                                                  ("resolve", "tiny-Q8_0.gguf")]
+    assert meta.revision == hub.state.repos["kvfit-test/tiny-gguf"].refs["main"]
 
 
 def test_metadata_cache_lives_under_hf_home_or_kvfit_cache_dir(hub, tmp_path, monkeypatch):

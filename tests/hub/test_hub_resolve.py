@@ -125,8 +125,14 @@ def test_selected_safetensors_artifact(hub):
 
 
 def test_artifact_missing_from_the_commit(hub):
+    # one GGUF file is read without the listing: the Hub's 404 EntryNotFound says it is absent
     url = f"{hub.url}/kvfit-test/tiny-gguf/blob/main/nope-Q2_K.gguf"
-    with pytest.raises(HubError, match="nope-Q2_K.gguf is not a file of kvfit-test/tiny-gguf"):
+    with pytest.raises(HubError, match=r"nope-Q2_K.gguf is not in kvfit-test/tiny-gguf at main "
+                                       r"\(HTTP 404\)"):
+        resolve(parse_reference(url))
+    # a missing file of a listing-read reference (a safetensors artifact) is found in the listing
+    url = f"{hub.url}/kvfit-test/tiny-qwen3/blob/main/nope.safetensors"
+    with pytest.raises(HubError, match="nope.safetensors is not a file of kvfit-test/tiny-qwen3"):
         resolve(parse_reference(url))
 
 
