@@ -161,8 +161,10 @@ class Connections:
             raise ConnectFailed(f"unsupported URL {parts.scheme}://{parts.hostname or ''}")
         proxy = _proxy_for(parts.scheme, parts.hostname)
         key = (parts.scheme, parts.hostname, parts.port, proxy)
-        target = url if proxy and parts.scheme == "http" else (
-            (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if proxy and parts.scheme == "http":        # a plain proxy takes the absolute URL
+            netloc = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
+            target = f"http://{netloc}{target}"
         sent = dict(headers)
         if parts.username is not None:       # user:password@ in the URL: Basic auth, as httpx2
             sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}

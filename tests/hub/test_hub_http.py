@@ -148,3 +148,18 @@ def test_an_https_endpoint_that_is_not_tls_is_unreachable(hub, hub_env):
     with pytest.raises(HubError, match="could not connect to https://127.0.0.1"), \
             HubClient() as client:
         client.repo_info(REPO, None)
+
+
+def test_commit_and_size_are_read_as_get_hf_file_metadata_reads_them():
+    from kvfit.hub.transport import _commit_of, _size_of
+
+    sha = "a" * 40
+    lfs = [{"X-Repo-Commit": sha, "X-Linked-Size": "1234", "Location": "https://cdn"},
+           {"Content-Range": "bytes 0-99/1234"}]
+    assert (_commit_of(lfs), _size_of(lfs)) == (sha, 1234)
+    plain = [{"X-Repo-Commit": sha, "Content-Range": "bytes 0-99/567"}]   # no redirect
+    assert (_commit_of(plain), _size_of(plain)) == (sha, 567)
+    renamed = [{"Location": "/new/name/resolve/main/f.gguf"}] + lfs        # a relative move
+    assert (_commit_of(renamed), _size_of(renamed)) == (sha, 1234)
+    odd = [{"X-Repo-Commit": "main", "Content-Range": "bytes 0-99/*"}]
+    assert (_commit_of(odd), _size_of(odd)) == (None, None)
