@@ -15,7 +15,6 @@ commit or size is read the listing way.
 
 from __future__ import annotations
 
-from .artifacts import SPLIT_RE
 from .cache import MetadataCache
 from .gguf_header import FIRST_READ_BYTES, read_remote_gguf
 from .gguf_source import header_from_json, header_to_json
@@ -25,12 +24,6 @@ from .transport import HubClient
 
 NOTE = ("commit and size of {path} from the Hub's answer to reading it (X-Repo-Commit, "
         "X-Linked-Size / Content-Range): a single GGUF file needs no repository listing")
-
-
-def applies(ref: Reference) -> bool:
-    """A hub-artifact reference to one unsplit .gguf file."""
-    return (ref.kind == "hub-artifact" and bool(ref.path) and ref.path.lower().endswith(".gguf")
-            and SPLIT_RE.search(ref.path) is None)
 
 
 def _key(path: str) -> str:

@@ -24,11 +24,11 @@ HEADER_WORKERS = 8  # concurrent ranged reads when a checkpoint has many shards
 
 def resolve_online(ref: Reference, client: HubClient, read_headers: bool) -> Metadata:
     """Resolve through the Hub (or the metadata cache for a cached full sha)."""
-    from . import gguf_direct
-
     cache = MetadataCache()
     pinned = ref.revision if ref.revision and FULL_SHA.fullmatch(ref.revision) else None
-    one_gguf = gguf_direct.applies(ref)
+    one_gguf = single_gguf(ref)
+    if one_gguf:
+        from . import gguf_direct
     snap = None
     if pinned:
         snap = load_snapshot(cache, ref.repo_id, pinned) or (
@@ -42,6 +42,13 @@ def resolve_online(ref: Reference, client: HubClient, read_headers: bool) -> Met
             gguf_direct.load_artifact(cache, ref, info.sha) if one_gguf else None) or \
             fetch_snapshot(client, cache, info)
     return build_metadata(ref, snap, _Headers(client, cache, snap), read_headers)
+
+
+def single_gguf(ref: Reference) -> bool:
+    """A hub-artifact reference to one unsplit .gguf file (read by gguf_direct, no listing)."""
+    from .artifacts import SPLIT_RE
+
+    return ref.kind == "hub-artifact" and _is_gguf(ref.path) and SPLIT_RE.search(ref.path) is None
 
 
 def build_cached_metadata(ref: Reference, snap: Snapshot, read_headers: bool,

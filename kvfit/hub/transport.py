@@ -19,7 +19,6 @@ from ..metadata import FileEntry
 from ..textsafe import redact
 from .deadline import Budget, check_timeout, read_capped, run_with_deadline
 from .failures import HubUnreachable, Where, with_retries
-from .http_get import Connections
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _TRUE = ("1", "on", "yes", "true")
@@ -70,7 +69,7 @@ class HubClient:
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
         self.shown = redact(self.endpoint)  # the endpoint as messages may print it
         self._headers: dict | None = None
-        self._http = Connections()
+        self._pool = None     # http_get.Connections, made (and http.client imported) on first use
 
     def headers(self) -> dict:
         """huggingface_hub's request headers (token, user agent; request_headers.py), built
@@ -83,7 +82,16 @@ class HubClient:
 
     def close(self) -> None:
         """Close the client's idle keep-alive connections."""
-        self._http.close()
+        if self._pool is not None:
+            self._pool.close()
+
+    @property
+    def _http(self):
+        if self._pool is None:
+            from .http_get import Connections
+
+            self._pool = Connections()
+        return self._pool
 
     def __enter__(self) -> HubClient:
         return self
@@ -184,14 +192,14 @@ class HubClient:
         return run_with_deadline(work, self.budget.left())
 
 
-@dataclass(frozen=True)
 class FirstRead:
     """The first bytes of a file, with the commit and total size its answer named (None when
     the answer did not say)."""
 
-    data: bytes
-    commit: str | None
-    size: int | None
+    __slots__ = ("data", "commit", "size")
+
+    def __init__(self, data: bytes, commit: str | None, size: int | None):
+        self.data, self.commit, self.size = data, commit, size
 
 
 def _commit_of(hops: list) -> str | None:
