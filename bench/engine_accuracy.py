@@ -20,7 +20,11 @@ PP/MTP logs found but not stored, with the input each lacks
 (tests/fixtures/engine_log_candidates.yaml). Nothing here asserts; tests never time anything.
 
 Session 6 figures (24 logs): FITTED 6/6 within 5 %. HELD-OUT 12/18 (67 %) with memory and tokens
-both within 5 % end to end, 18/18 from the printed memory; the #11 bar (85 %) is not met. The
+both within 5 % end to end, 18/18 from the printed memory. The #11 bar is worded "given the
+printed weights": 11 of the 18 held-out logs print the weights the engine loaded, and all 11
+(100 %) are within 5 % on memory and tokens; those 11 are ten vLLM 0.19 runs on H100 and one
+SGLang run on an RTX A6000, so they say little about other GPUs or releases. The 7 without
+printed weights are predicted with kvfit's own weight figure (6 of them miss). The
 held-out misses: MiMo-V2-Flash (SGLang; GPU not stated), Kimi-K2-Thinking TP8 and TP8+DCP8 (no
 weights printed; the pinned config is a trimmed copy without the int4 quantization_config),
 Qwen3.6-35B-A3B NVFP4 on an RTX 5090 (+13.8 %; max_num_seqs 1 is outside the activation fit's
@@ -183,7 +187,20 @@ def print_table(records: list[dict]) -> None:
               "fitted on any of them"))
         _table(part)
         _summary(part, label)
-    print("\nbar (#11): held-out logs with memory and tokens both within 5% >= 85%")
+    held = [r for r in records if not r.get("fit")]
+    given = [r for r in held if _weights_printed(r)]
+    print(f"\nHELD-OUT, given the printed weights ({len(given)} of the {len(held)} held-out logs "
+          "print the weights the engine loaded; the others are predicted with kvfit's own weight "
+          "figure, so their error includes the weight estimate's):")
+    _summary(given, "HELD-OUT given weights")
+    print("\nbar (#11): held-out logs, given the printed weights, with memory and tokens both "
+          "within 5% >= 85%")
+
+
+def _weights_printed(record: dict) -> bool:
+    """Whether the log prints the weights the engine loaded (the prediction then uses them)."""
+    row = _row(record["result"], "weights per GPU") if "result" in record else None
+    return bool(row) and row.get("printed") is not None
 
 
 def _summary(records: list[dict], label: str) -> None:
