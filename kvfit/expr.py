@@ -12,11 +12,17 @@ from __future__ import annotations
 import ast
 import math
 import operator
-import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
 import simpleeval
+
+# threading.local is _thread._local; importing threading (11 classes, 70 KB of bytecode)
+# only for it was more than a hundredth of a plan.
+try:
+    from _thread import _local as thread_local
+except ImportError:
+    from threading import local as thread_local
 
 MAX_MAGNITUDE = 2**96          # no spec quantity (bytes, tokens, heads) comes near this
 MAX_EXPONENT = 64
@@ -148,7 +154,7 @@ class Expr:
             raise ExprError(f"cannot evaluate: {exc}") from None
 
 
-_LOCAL = threading.local()
+_LOCAL = thread_local()
 
 
 def _evaluator(names: dict) -> simpleeval.SimpleEval:

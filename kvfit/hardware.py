@@ -1,4 +1,7 @@
-"""Accelerator and system specs: load, look up by id/alias, and choose a memory basis."""
+"""Accelerator and system specs: load, look up by id/alias, and choose a memory basis.
+
+System presets (System, systems, find_system) live in kvfit.hardware_systems and load on
+first use (a `--hardware` plan reads no system spec); they are importable from here too."""
 
 from __future__ import annotations
 
@@ -6,12 +9,19 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .errors import SpecError, UsageError
+from .errors import UsageError
 from .paths import specs_dir
 from .specs import cache as spec_cache
 from .specs.checked import load_checked
 
 GIB, MIB = 1024**3, 1024**2
+
+
+def __getattr__(name: str):
+    if name in ("System", "systems", "find_system"):
+        from . import hardware_systems
+        return getattr(hardware_systems, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -47,23 +57,6 @@ class Accelerator:
         return round(self.nominal_gib * GIB), f"nominal: {self.nominal_gib:g} GiB{note}"
 
 
-@dataclass(frozen=True)
-class System:
-    """A complete system (one 'node'): accelerators and its scale-up domain."""
-
-    id: str
-    name: str
-    aliases: tuple[str, ...]
-    hardware: str
-    accelerators: int
-    domain_accelerators: int
-    memory_domains: int
-    fabric: str | None
-    hosts: int = 1
-    scale_out: str | None = None
-    notes: tuple[str, ...] = ()
-
-
 def _load(kind: str, schema: str) -> list[dict]:
     docs, problems = [], []
     for path in sorted(specs_dir(kind).glob("*.yaml")):
@@ -74,6 +67,7 @@ def _load(kind: str, schema: str) -> list[dict]:
             if key is not None:
                 spec_cache.put(key, doc.data)
     if problems:
+        from .errors import SpecError
         raise SpecError(problems)
     return docs
 
@@ -94,21 +88,6 @@ def accelerators() -> dict[str, Accelerator]:
     return out
 
 
-@cache
-def systems() -> dict[str, System]:
-    """Every bundled system, keyed by id and by alias."""
-    out = {}
-    for d in _load("systems", "system.v1.schema.json"):
-        su = d["scale_up"]
-        s = System(d["id"], d["name"], tuple(d.get("aliases", ())), d["hardware"],
-                   d["accelerators"], su["domain_accelerators"], d.get("memory_domains", 1),
-                   su.get("fabric"), d.get("hosts", 1), (d.get("scale_out") or {}).get("fabric"),
-                   tuple(d.get("notes", ())))
-        for key in (s.id, *s.aliases):
-            out[key] = s
-    return out
-
-
 def find_accelerator(text: str) -> Accelerator:
     """Look up a preset id/alias, or build `custom:<GiB>`."""
     m = re.fullmatch(r"custom:(\d+(?:\.\d+)?)", text.strip())
@@ -125,18 +104,6 @@ def find_accelerator(text: str) -> Accelerator:
         raise UsageError(f"unknown hardware '{text}'.{_did_you_mean(text, table)}",
                          hint=f"Known presets: {ids}; or custom:<GiB>. `kvfit --list-hardware` "
                          "shows them with their memory.")
-    return table[key]
-
-
-def find_system(text: str) -> System:
-    """Look up a system preset by id or alias (`kvfit --list-systems`)."""
-    table = systems()
-    key = _lookup(text, table)
-    if key is None:
-        ids = ", ".join(sorted({s.id for s in table.values()}))
-        raise UsageError(f"unknown system '{text}'.{_did_you_mean(text, table)}",
-                         hint=f"Known systems: {ids}. `kvfit --list-systems` shows their "
-                         "accelerators and scale-up domains.")
     return table[key]
 
 

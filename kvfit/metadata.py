@@ -7,7 +7,6 @@ object, so a new source plugs in by building one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -38,11 +37,11 @@ class Metadata:
 
     source: str
     origin: str
-    config: dict[str, Any]
+    config: dict[str, object]
     revision_requested: str | None = None
     revision: str | None = None
-    quant_config: dict[str, Any] | None = None
-    safetensors_index: dict[str, Any] | None = None
+    quant_config: dict[str, object] | None = None
+    safetensors_index: dict[str, object] | None = None
     files: tuple[FileEntry, ...] = ()
     selected_artifact: str | None = None
     tensor_bytes: dict[str, int] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -27,11 +28,40 @@ def schema_path(name: str) -> Path:
     return data_root() / "schemas" / name
 
 
+@cache
+def _resolved_root() -> tuple[Path, str]:
+    """The data root resolved, and as the prefix of the files under it."""
+    root = data_root().resolve()
+    return root, os.path.join(str(root), "")
+
+
+@cache
+def _real_directory(directory: str) -> str:
+    return os.path.realpath(directory)
+
+
+def _realpath(path) -> str:
+    """os.path.realpath(path), with each absolute directory resolved once: a file that is not
+    a symbolic link is its real directory's entry (one lstat, not one per component)."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    if not os.path.isabs(head) or name in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    return os.path.join(_real_directory(head), name)
+
+
 def display_path(path: Path) -> str:
-    """A path for messages and reports: relative to the data root or cwd when possible."""
-    for base in (data_root(), Path.cwd()):
+    """A path for messages and reports: relative to the data root or cwd when possible. A plan
+    names ~80 spec files: the root and their folders are resolved once, and a file under the
+    root is told by its real path's prefix (what relative_to would answer) first."""
+    real = _realpath(path)
+    root, prefix = _resolved_root()
+    if real.startswith(prefix):
+        return real[len(prefix):]
+    resolved = Path(real)
+    for base in (root, Path.cwd().resolve()):
         try:
-            return str(path.resolve().relative_to(base.resolve()))
+            return str(resolved.relative_to(base))
         except ValueError:
             continue
     return str(path)

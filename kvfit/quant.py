@@ -18,7 +18,6 @@ not "unknown", because it changes the bytes of every cached token.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kvfit.errors import ConfigError
 from kvfit.metadata import Metadata, once
@@ -84,7 +83,7 @@ class QuantSummary:
     module_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     excluded_names: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Plain JSON-ready dict with a fixed key order; unordered lists come sorted."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__
                if name not in ("module_groups", "excluded_names")}
@@ -106,32 +105,32 @@ class _Decl:
     warnings: list[str] = field(default_factory=list)
 
 
-def _fail(where: str, want: str, value: Any) -> ConfigError:
+def _fail(where: str, want: str, value: object) -> ConfigError:
     shown = "null" if value is None else f"{type(value).__name__} {value!r}"[:80]
     return ConfigError(f"{where} must be {want}, but it is {shown}.", fields=(where,),
                        hint="Fix or remove the declaration; kvfit will not guess its meaning.")
 
 
-def _dict(value: Any, where: str) -> dict:
+def _dict(value: object, where: str) -> dict:
     if isinstance(value, dict):
         return value
     raise _fail(where, "a JSON object", value)
 
 
-def _names(value: Any, where: str) -> list[str]:
+def _names(value: object, where: str) -> list[str]:
     if value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         return value or []
     raise _fail(where, "a list of module names or null", value)
 
 
-def _opt(value: Any, where: str, kind: type) -> Any:
+def _opt(value: object, where: str, kind: type) -> object:
     """value if it is None or a `kind` (a bool is not an int); else a ConfigError."""
     if value is None or (isinstance(value, kind) and (kind is bool) == isinstance(value, bool)):
         return value
     raise _fail(where, f"{kind.__name__} or null", value)
 
 
-def _sizes(decl: _Decl, where: str, group: Any = None, block: Any = None,
+def _sizes(decl: _Decl, where: str, group: object = None, block: object = None,
            block_key: str = "block_structure") -> bool:
     """Record a group size (elements per scale; -1 = per-channel) and/or a weight block."""
     if (_opt(group, f"{where}.group_size", int) or 0) > 0:
@@ -144,7 +143,7 @@ def _sizes(decl: _Decl, where: str, group: Any = None, block: Any = None,
     return block is not None
 
 
-def _modelopt_format(value: Any, where: str, decl: _Decl) -> str:
+def _modelopt_format(value: object, where: str, decl: _Decl) -> str:
     fmt = _MODELOPT.get((_opt(value, where, str) or "").upper())
     if fmt is None:
         decl.warnings.append(f"{where} {value!r} is not a ModelOpt algorithm kvfit knows.")
@@ -289,7 +288,7 @@ def _scope(decl: _Decl) -> str:
     return f"{base}{joiner} {_count(decl.excluded, 'excluded module')}"
 
 
-def _weights(decl: _Decl) -> dict[str, Any]:
+def _weights(decl: _Decl) -> dict[str, object]:
     """The weight fields of a QuantSummary for one declaration."""
     formats = sorted({fmt for fmt, _ in decl.groups})
     if not formats:
@@ -306,7 +305,7 @@ def _weights(decl: _Decl) -> dict[str, Any]:
             "excluded_names": tuple(decl.excluded)}
 
 
-def _kv_value(value: Any, where: str) -> str | None:
+def _kv_value(value: object, where: str) -> str | None:
     """Normalise one KV-cache declaration: a spelling, a compressed-tensors scheme, or null."""
     if isinstance(value, str) and value.strip().lower() not in _KV:
         raise _fail(where, f"one of {sorted(filter(None, _KV))} or null", value)

@@ -22,12 +22,12 @@ def _data_path() -> Path:
 @lru_cache(maxsize=1)
 def _floors() -> tuple[tuple[str, dict, float, str], ...]:
     """Runtime-floor rules (id, match, floor in GiB, basis) from the YAML data file."""
-    from .errors import SpecError
     from .specs import cache as spec_cache
     from .specs.checked import load_checked
 
     doc, problems, key = load_checked(_data_path(), "runtime-floors.v1.schema.json")
     if doc is None or problems:
+        from .errors import SpecError
         raise SpecError(problems)
     if key is not None:
         spec_cache.put(key, doc.data)

@@ -9,25 +9,34 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
 
 REDACTED = "***"
-# scheme://userinfo@host: the userinfo part ends at the last "@" before the path.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s?#]*@")
-_HF_TOKEN = re.compile(r"\b(hf_|api_org_)[A-Za-z0-9]{6,}")
-_AUTH = re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|(?:access|auth|hf)[_-]?token)"
-                   r"(\"?\s*[:=]\s*\"?)((?:bearer|basic|token)\s+)?[^\s\"',;]+")
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}")
 _TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN")
 _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+
+
+@cache
+def _patterns() -> tuple[re.Pattern, ...]:
+    """The secret patterns, compiled on the first message (a plan that prints only its report
+    compiles none of them)."""
+    return (
+        # scheme://userinfo@host: the userinfo part ends at the last "@" before the path.
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s?#]*@"),
+        re.compile(r"\b(hf_|api_org_)[A-Za-z0-9]{6,}"),
+        re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|(?:access|auth|hf)[_-]?token)"
+                   r"(\"?\s*[:=]\s*\"?)((?:bearer|basic|token)\s+)?[^\s\"',;]+"),
+        re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"))
 
 
 def redact(text: str) -> str:
     """`text` with URL userinfo, hf_ tokens, Authorization/API-key values and the current
     HF_TOKEN value replaced by ***."""
-    text = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-    text = _HF_TOKEN.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
-    text = _AUTH.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{REDACTED}", text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    userinfo, hf_token, auth, bearer = _patterns()
+    text = userinfo.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    text = hf_token.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = auth.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{REDACTED}", text)
+    text = bearer.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     for name in _TOKEN_ENV:
         value = os.environ.get(name, "")
         if len(value) >= 8:

@@ -16,7 +16,6 @@ NAMES = frozenset({"rows", "cols", "group", "block_rows", "block_cols", "bits"})
 @lru_cache(maxsize=1)
 def formats() -> dict[str, tuple[Expr, tuple[str, ...], str]]:
     """weight_algorithm -> (bytes expression, needed declarations, basis)."""
-    from .errors import SpecError
     from .specs import cache as spec_cache
     from .specs.checked import load_checked
 
@@ -25,6 +24,7 @@ def formats() -> dict[str, tuple[Expr, tuple[str, ...], str]]:
         raise KvfitError(f"kvfit data file {_FILE.as_posix()} is missing; reinstall kvfit.")
     doc, problems, key = load_checked(path, "weight-storage.v1.schema.json")
     if doc is None or problems:
+        from .errors import SpecError
         raise SpecError(problems)
     out = {}
     for name, raw in doc.data["formats"].items():

@@ -23,6 +23,7 @@ HARDWARE = {
     "NVIDIA H100 80GB": "h100-80", "NVIDIA H100": "h100-80", "NVIDIA H200 (141 GB)": "h200-141",
     "NVIDIA GeForce RTX 5090 (32 GB)": "rtx-5090-32", "NVIDIA RTX A5000 (24GB)": "custom:24",
     "NVIDIA RTX A5000 (24 GB)": "custom:24", "NVIDIA RTX A6000 (48 GB)": "custom:48",
+    "NVIDIA GeForce RTX 3090 (24 GB)": "custom:24",
 }
 # Logs without a stated version: (assumed version, why). Rules are chosen by range, so only
 # the range matters: the vLLM ones fall in 0.8-0.20, the 2025 SGLang ones in 0.4.x.
@@ -64,7 +65,7 @@ class LogCase:
         launch command); explain-log gets them as user flags."""
         keep = ("mem_fraction_static", "page_size", "max_model_len", "kv_cache_dtype",
                 "enable_prefix_caching", "max_num_batched_tokens", "max_num_seqs",
-                "gpu_memory_utilization", "decode_context_parallel_size")
+                "gpu_memory_utilization", "decode_context_parallel_size", "speculative_config")
         flags = self.meta.get("flags") or {}
         out = {k: flags[k] for k in keep if flags.get(k) is not None}
         return out | FLAG_FIXES.get(self.slug, {})

@@ -25,9 +25,19 @@ def test_regime_equals_the_fitted_logs(engine, name):
     if not logs:        # fitted on a hardware spec (torch_total_offset_mib): no engine run
         assert reg["engines"] == [] and reg["tp"] == [] and reg["hardware"]
         return
-    assert reg == {"engines": sorted({f"{x.engine} {x.version}" for x in logs}),
-                   "hardware": sorted({x.hardware for x in logs}),
-                   "tp": sorted({x.tp for x in logs})}
+    want = {"engines": sorted({f"{x.engine} {x.version}" for x in logs}),
+            "hardware": sorted({x.hardware for x in logs}),
+            "tp": sorted({x.tp for x in logs})}
+    if "settings" in reg:   # each setting as the fitted logs ran it (flag, else printed default)
+        want["settings"] = {k: sorted({_setting(x, k) for x in logs}) for k in reg["settings"]}
+    assert reg == want
+
+
+def _setting(case, key: str) -> int:
+    value = (case.meta.get("flags") or {}).get(key, (case.meta.get("defaults_printed") or {})
+                                               .get(key))
+    assert isinstance(value, int), f"{case.slug}: {key} not stated in its provenance YAML"
+    return value
 
 
 def test_prediction_outside_the_regime_says_where():
@@ -39,3 +49,30 @@ def test_prediction_outside_the_regime_says_where():
     out = regime_check(rules, Inputs([], 8, 8192, 1, 1, device="a100-80"), names)
     assert not out["inside"]
     assert out["outside"] == ["GPU a100-80 (fitted on h100-80)", "TP 8 (fitted at TP 1/2)"]
+
+
+def test_settings_outside_the_fitted_ones_are_named():
+    rules = rules_for("vllm", "0.19.0")
+    names = ["activation_base_gib", "activation_logits_copies"]
+    # the activation fit ran max_num_seqs 1024 and max_num_batched_tokens 8192 in every log
+    inside = regime_check(rules, Inputs([], 1, 8192, 1, 1, device="h100-80"), names,
+                          {"max_num_seqs": 1024, "max_num_batched_tokens": 8192})
+    assert inside["inside"]
+    out = regime_check(rules, Inputs([], 1, 8192, 1, 1, device="h100-80"), names,
+                       {"max_num_seqs": 1, "max_num_batched_tokens": 8192})
+    assert out["outside"] == ["max_num_seqs 1 (fitted at 1024)"]
+
+
+def test_the_rtx5090_log_is_flagged_outside_the_fitted_settings():
+    # the held-out RTX 5090 log runs --max-num-seqs 1: the sampler-logits term the activation
+    # fit rests on is 1 x 248,320 x 4 B (under 1 MiB), so the fitted activation peak is an
+    # extrapolation, and explain-log says so where it cannot attribute the gap
+    from kvfit.engines.explain import explain
+
+    c = CASES["vllm-0.24.0-qwen3.6-35b-a3b-nvfp4-rtx5090"]
+    res = explain(c.text, model_dir=str(c.model_dir), engine_version=c.version, tp=c.tp,
+                  hardware=c.hardware, flags=c.thread_flags)
+    reg = res["prediction"]["memory"]["fitted_regime"]
+    assert "max_num_seqs 1 (fitted at 1024)" in reg["outside"]
+    avail = next(r for r in res["rows"] if r["number"] == "available KV memory")
+    assert "max_num_seqs 1 (fitted at 1024)" in avail["why"]

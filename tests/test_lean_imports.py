@@ -1,7 +1,12 @@
 """What a plan process loads: a local plan loads no subprocess machinery, no difflib, no Hub
 reference parser and no --help text (wrapping its examples was a tenth of a plan); an engine
 plan with no engine installed reads no distribution metadata (importlib.metadata scans every
-installed package). Processes are inspected, never timed."""
+installed package). A plain local plan also loads nothing it does not use (issue 13, "warm
+local plan <= 8x a bare interpreter start"): no kvfit.hub at all, no packaging (its default
+engine version is compared as release numbers), no typing, shutil or threading, no YAML reader, no
+other question's module (inverse, search, detection, pipeline stages, preflight probes) and
+no class of a path it does not take (spec problems, system presets, RoPE scaling, expert
+blocks). Processes are inspected, never timed."""
 
 from __future__ import annotations
 
@@ -42,6 +47,40 @@ def test_a_local_plan_loads_only_what_it_uses(tmp_path):
     for module in ("subprocess", "difflib", "kvfit.hub.reference", "huggingface_hub",
                    "kvfit.hub.resolver", "kvfit.cli.helptext"):    # helptext: --help only
         assert module not in loaded, module
+
+
+# Loaded by a plain local plan before issue 13's warm-plan work, and used by none: each is
+# another question's code, another path's classes, or a library the plan has no use for.
+NOT_ON_A_PLAIN_PLAN = (
+    "kvfit.hub", "kvfit.hub.deadline", "kvfit.hub.artifacts", "kvfit.hub.safetensors_header",
+    "packaging", "packaging.specifiers", "packaging.version", "typing", "shutil", "threading",
+    "kvfit.specs.events", "kvfit.specs.schema", "ruamel", "kvfit.spec_problems",
+    "kvfit.plan.inverse", "kvfit.plan.search", "kvfit.detect", "kvfit.plan.stages",
+    "kvfit.plan.rope", "kvfit.engines.common", "kvfit.preflight.check", "kvfit.hardware_systems",
+    "kvfit.specs.experts", "kvfit.specs.parameters",    # the config-shape weight estimate's
+)
+
+
+def test_a_plain_local_plan_loads_no_other_questions_code(tmp_path):
+    loaded = _loaded(tmp_path, *PLAN)
+    assert {"kvfit.plan.placements", "kvfit.engines.spec", "kvfit.hardware"} <= loaded
+    assert sorted(m for m in NOT_ON_A_PLAIN_PLAN if m in loaded) == []
+
+
+def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
+    """The same modules arrive when a plan takes their path (so the lean test above is not
+    passing because they were removed): --pp, --system and a stated RoPE scaling, and the
+    weight estimate's tensor shapes when no weight bytes are known."""
+    loaded = _loaded(tmp_path, *PLAN, "--pp", "2")
+    assert "kvfit.plan.stages" in loaded
+    loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--system", "dgx-h100",
+                     "--weight-gib", "61", "--rope-scaling",
+                     '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":40960}',
+                     "--json")
+    assert {"kvfit.hardware_systems", "kvfit.plan.rope"} <= loaded
+    loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--hardware", "h100-80", "--gpus",
+                     "2", "--json")
+    assert "kvfit.specs.parameters" in loaded
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None,

@@ -89,7 +89,15 @@ EXAMPLES = (
 ENVIRONMENT = (
     ("HF_TOKEN", "Hugging Face access token for gated or private repositories (read by "
      "huggingface_hub; never printed: kvfit redacts it from every message)."),
+    ("HUGGING_FACE_HUB_TOKEN", "the older name of HF_TOKEN, read when HF_TOKEN is unset."),
+    ("HF_OIDC_RESOURCE", "set: the token comes from huggingface_hub's OIDC exchange (CI trusted "
+     "publishing), as in the library."),
     ("HF_ENDPOINT", "the Hub to ask (default https://huggingface.co); a mirror works."),
+    ("HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY", "proxies for Hub requests, as "
+     "huggingface_hub's client reads them (an http:// proxy; https goes through a CONNECT "
+     "tunnel)."),
+    ("SSL_CERT_FILE, SSL_CERT_DIR", "the CA bundle (file) or directory that verifies the Hub's "
+     "TLS certificate, else the system's; TLS is always verified."),
     ("HF_HUB_OFFLINE", "1: never contact the Hub, as --offline (answers from kvfit's cache or "
      "its pinned catalog)."),
     ("HF_HOME", "huggingface_hub's home; kvfit's metadata cache is HF_HOME/kvfit unless "
@@ -99,6 +107,7 @@ ENVIRONMENT = (
     ("XDG_CACHE_HOME", "where the validated-spec cache lives without KVFIT_CACHE_DIR "
      "(default ~/.cache/kvfit/specs)."),
     ("KVFIT_DEBUG", "1: print the traceback of an internal error (exit 70)."),
+    ("COLUMNS", "the width --help text is wrapped to (default: the terminal's, else 80)."),
     ("CI", "set: no progress lines on stderr (they are shown only on a terminal, never with "
      "--json)."),
     ("KVFIT_VLLM_PYTHON, KVFIT_SGLANG_PYTHON", "read by kvfit's own opt-in engine tests and "

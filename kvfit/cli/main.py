@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import KvfitError
@@ -90,8 +91,9 @@ def verdict_code(report: dict) -> int:
     return {True: FITS, False: NOT_MET}.get(report["fits"], NOT_JUDGED)
 
 
-def run_plan(argv: list[str], started: float | None = None) -> int:
-    """One plan; `started` (a time.monotonic() reading) is when --timeout starts counting."""
+def run_plan(argv: list[str], started: float | Callable[[], float] | None = None) -> int:
+    """One plan; `started` (a time.monotonic() reading, or a function giving it when the Hub
+    is first needed) is when --timeout starts counting."""
     from .plan_args import build_parser
 
     ns = vars(build_parser().parse_args(argv))
@@ -124,9 +126,11 @@ def run_plan(argv: list[str], started: float | None = None) -> int:
     return code
 
 
-def main(argv: list[str] | None = None, started: float | None = None) -> int:
+def main(argv: list[str] | None = None, started: float | Callable[[], float] | None = None
+         ) -> int:
     """Run kvfit ARGV; the exit code. started: when the process began (the console entry
-    passes it, so a plan's --timeout bounds the whole run); None: from the first Hub request."""
+    passes it, so a plan's --timeout bounds the whole run), or a function giving it; None:
+    from the first Hub request."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv and argv[0] in SUBCOMMANDS:
@@ -175,14 +179,31 @@ def _internal_error(exc: Exception, argv: list[str]) -> int:
     return INTERNAL_ERROR
 
 
-def entry() -> None:
-    """Console-script entry; a closed pipe (kvfit ... | head) ends quietly."""
+def _process_started() -> float:
+    """The time.monotonic() reading at which this process started (kvfit.hub.deadline)."""
     from ..hub.deadline import process_started
+
+    return process_started()
+
+
+def entry() -> None:
+    """Console-script entry; a closed pipe (kvfit ... | head) ends quietly. The process start
+    is read only if a plan goes to the Hub (the same instant then: it is the start's age
+    subtracted from the clock), so a local plan imports nothing of kvfit.hub."""
+    import gc
+    # A run is short and allocates mostly objects that live to the end (modules, classes,
+    # spec data): at the default threshold (700) the collector re-scanned them dozens of
+    # times during start-up, a thirtieth of a plan. Collections still run, less often.
+    gc.set_threshold(50_000, 10, 10)
     try:
-        code = main(started=process_started())
+        code = main(started=_process_started)
         sys.stdout.flush()
     except BrokenPipeError:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 1
+    # Exiting: the interpreter's last full collection would walk every object of every
+    # imported module (a twentieth of a plan) to free memory the exit returns anyway; Python
+    # never promised __del__ for objects alive at exit, and output is flushed above.
+    gc.freeze()
     sys.exit(code)

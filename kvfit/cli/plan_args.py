@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from .. import __version__
 
@@ -35,9 +37,35 @@ class Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
+def _columns() -> int:
+    """shutil.get_terminal_size().columns (its rule: $COLUMNS, else the terminal on
+    sys.__stdout__, else 80) without importing shutil, which loads zlib, bz2 and lzma."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's RawDescriptionHelpFormatter at the same default width. argparse makes one in
+    every add_argument (to check a metavar), and its width lookup imported shutil: a fiftieth
+    of a plan."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The plan parser (also used to build the man page)."""
-    p = Parser(prog="kvfit", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = Parser(prog="kvfit", formatter_class=Formatter,
                argument_default=argparse.SUPPRESS, epilog=_LATER,
                description="Will this exact checkpoint fit these accelerators at this context "
                "and concurrency? kvfit counts the checkpoint's weights and the exact per-sequence "

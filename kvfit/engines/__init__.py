@@ -12,17 +12,21 @@ budget.py (fitted non-KV estimates). Every number in the result carries a `basis
 from __future__ import annotations
 
 from .cli_args import engine_args, pop_engine_args
-from .common import Inputs
 
 __all__ = ["Inputs", "engine_args", "pop_engine_args", "predict", "predict_inputs",
            "print_command", "resolve_rules", "resolve_version"]
 
 
 def __getattr__(name: str):
-    """print_command loads the command spellings only when a command is printed."""
+    """print_command loads the command spellings only when a command is printed, Inputs (the
+    prediction's inputs) only when an engine predicts: the plan parser imports this package
+    for its engine flags."""
     if name == "print_command":
         from .command import print_command
         return print_command
+    if name == "Inputs":
+        from .common import Inputs
+        return Inputs
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -50,8 +54,8 @@ def resolve_rules(engine: str, version: str | None, strict: bool = False):
     return rules, how
 
 
-def predict_inputs(engine: str, version: str | None, flags: dict, inp: Inputs) -> dict:
-    """The `engine` section for one layout from prepared inputs."""
+def predict_inputs(engine: str, version: str | None, flags: dict, inp) -> dict:
+    """The `engine` section for one layout from prepared inputs (a kvfit.engines.common.Inputs)."""
     from . import sglang, vllm
     rules, how = resolve_rules(engine, version)
     body = (vllm if engine == "vllm" else sglang).predict(rules, dict(flags), inp)
@@ -75,7 +79,9 @@ def predict(engine: str, version: str | None, flags: dict, components: list, tp:
       non_torch} in GiB, free_before_load_bytes, max_context (the config's declared maximum:
       a longer max_model_len is refused as the engines do).
     """
+    from .common import Inputs
     from .spec import parse_engine
+
     engine, at = parse_engine(engine)
     inp = Inputs(list(components), tp, context, weights_bytes_per_rank, memory_bytes_per_gpu,
                  quant=quant, **extra)

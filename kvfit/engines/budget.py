@@ -96,9 +96,11 @@ def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> dict:
                graphs=n_piece + n_full)
 
 
-def regime_check(rules, inp: Inputs, names: list[str]) -> dict:
+def regime_check(rules, inp: Inputs, names: list[str], settings: dict | None = None) -> dict:
     """Whether this prediction lies inside the regime the fitted constants `names` were fitted
-    in (engine version, GPU, TP size: specs/engines/*.yaml `regime`), and if not, where not."""
+    in (engine version, GPU, TP size and, where a constant records them, the engine settings
+    it depends on: specs/engines/*.yaml `regime`), and if not, where not. `settings`: the
+    values this prediction runs (e.g. max_num_seqs)."""
     reg = rules.regime(*names)
     outside = []
     here = f"{rules.engine} {rules.version}"
@@ -108,6 +110,10 @@ def regime_check(rules, inp: Inputs, names: list[str]) -> dict:
         outside.append(f"GPU {inp.device} (fitted on {', '.join(reg['hardware'])})")
     if reg["tp"] and inp.tp not in reg["tp"]:
         outside.append(f"TP {inp.tp} (fitted at TP {'/'.join(map(str, reg['tp']))})")
+    for key, fitted in reg.get("settings", {}).items():
+        value = (settings or {}).get(key)
+        if value is not None and value not in fitted:
+            outside.append(f"{key} {value} (fitted at {'/'.join(map(str, fitted))})")
     note = ("inside the fitted regime" if not outside else "outside the fitted regime: " +
             "; ".join(outside) + ": the non-KV terms are extrapolated")
     return {"inside": not outside, "outside": outside, "regime": reg, "note": note,

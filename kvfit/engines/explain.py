@@ -42,8 +42,25 @@ def _metadata(model_dir: str | None, facts: LogFacts):
                       "config.json) or --config FILE.")
 
 
+def _speculative(facts: LogFacts, user: dict) -> tuple[dict, bool]:
+    """--speculative-config (the user's, else the log's) as (flags, MTP?). vLLM prints it as a
+    nested dict in the non-default args; a method named 'mtp' or '<model>_mtp' runs the
+    checkpoint's own MTP layers as the draft, whose KV joins the target's pool
+    (vllm/config/speculative.py MTPModelTypes; engines.md section 2, multi-step MTP)."""
+    spec = user.get("speculative_config", facts.flags.get("speculative_config"))
+    if not isinstance(spec, dict):
+        return {}, False
+    out = {}
+    n = spec.get("num_speculative_tokens")
+    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        out["num_speculative_tokens"] = n
+    method = spec.get("method")
+    return out, isinstance(method, str) and (method == "mtp" or method.endswith("_mtp"))
+
+
 def _flags(facts: LogFacts, user: dict) -> dict:
     flags = {k: v for k, v in facts.flags.items() if k in _KEEP}
+    flags |= _speculative(facts, user)[0]
     if facts.engine == "sglang" and "context_length" in flags:
         flags.setdefault("max_model_len", flags["context_length"])
     p = facts.printed
@@ -56,7 +73,7 @@ def _flags(facts: LogFacts, user: dict) -> dict:
         flags.setdefault("decode_context_parallel_size", p["dcp"])
     if not facts.flags and "gpu_memory_utilization" in p:
         flags["gpu_memory_utilization"] = p["gpu_memory_utilization"]
-    return flags | user
+    return flags | {k: v for k, v in user.items() if k != "speculative_config"}
 
 
 def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
@@ -112,11 +129,12 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
     tp = tp or facts.tp or 1
     context = int(fl.get("max_model_len") or 0)
     cap = _capability(hardware)
-    state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context or 1,
+    mtp = _speculative(facts, flags or {})[1]
+    state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context or 1, mtp=mtp,
                          model_dtype=fl.get("dtype"), capability=cap)
     if not context:
         context = state.max_context or 1
-        state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context,
+        state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context, mtp=mtp,
                              model_dtype=fl.get("dtype"), capability=cap)
     fl.setdefault("max_model_len", context)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},

@@ -26,13 +26,22 @@ VLLM = {
     "max_model_len": r"Using max model len (\d+)",
     "max_num_batched_tokens": r"max_num_batched_tokens(?:=| to )(\d+)",
     "max_num_seqs": r"Defaulting max_num_seqs to (\d+)",
-    "gpu_memory_utilization": r"(?:Requested memory: |--gpu-memory-utilization=)([\d.]+)",
-    "total_gib": r"total_memory=([\d.]+)GiB",
-    "requested_gib": r"Requested memory: [\d.]+ \(util\), ([\d.]+) GiB",
-    "free_at_start_gib": r"(?:Initial free memory: |free_memory=)([\d.]+) ?GiB",
-    "weights_gib": r"(?:weights memory: |Model loading took )([\d.]+) ?GiB",
-    "activation_gib": r"torch peak memory increase: ([\d.]+)GiB",
-    "non_torch_gib": r"non-torch forward increase memory: ([\d.]+)GiB",
+    # The "Free memory on device (free/total GiB) on startup. Desired GPU memory utilization
+    # is (util, requested GiB). Actual usage is W GiB for weight, A GiB for peak activation,
+    # N GiB for non-torch memory, ..." line (gpu_worker.py, INFO since about 0.10.2; later
+    # releases print "W GiB for consumed memory (weights + non-torch)", which is not weights).
+    "gpu_memory_utilization": r"(?:Requested memory: |--gpu-memory-utilization=|Desired GPU "
+                              r"memory utilization is \()([\d.]+)",
+    "total_gib": r"(?:total_memory=|Free memory on device \([\d.]+/)([\d.]+) ?GiB",
+    "requested_gib": r"(?:Requested memory: [\d.]+ \(util\), |Desired GPU memory utilization is "
+                     r"\([\d.]+, )([\d.]+) GiB",
+    "free_at_start_gib": r"(?:Initial free memory: |free_memory=|Free memory on device \()"
+                         r"([\d.]+)(?: ?GiB|/)",
+    "weights_gib": r"(?:weights memory: |Model loading took )([\d.]+) ?GiB|Actual usage is "
+                   r"([\d.]+) GiB for weight,",
+    "activation_gib": r"torch peak memory increase: ([\d.]+)GiB|([\d.]+) GiB for peak activation",
+    "non_torch_gib": r"non-torch forward increase memory: ([\d.]+)GiB|([\d.]+) GiB for "
+                     r"non-torch memory",
     "non_kv_gib": r"Total non KV cache memory: ([\d.]+)GiB",
     "cudagraph_gib": r"Estimated CUDA graph memory: ([\d.]+) GiB total",
     "available_gib": r"Available KV cache memory: ([\d.]+) GiB",
@@ -125,7 +134,7 @@ def _scan(lines: list[str], table: dict, facts: LogFacts) -> None:
             m = re.search(pattern, line)
             if not m:
                 continue
-            raw = m.group(1)
+            raw = next(g for g in m.groups() if g is not None)
             value = raw if name in ("version", "model", "architecture") else _number(raw)
             if not isinstance(value, str) and not _printed_ok(name, value):
                 facts.notes.append(f"ignored the log's {name} value {raw[:40]!r}: not a usable "

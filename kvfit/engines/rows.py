@@ -36,7 +36,9 @@ def _largest_gap(facts, mem: dict) -> str | None:
         v = mem["cudagraph_bytes"]["value"] / GIB
         gaps.append((abs(v - p["cudagraph_gib"]), "CUDA-graph estimate", v, p["cudagraph_gib"]))
     if not gaps:
-        return "the log does not print the non-KV terms, so the gap cannot be attributed"
+        reg = mem.get("fitted_regime") or {}
+        return "the log does not print the non-KV terms, so the gap cannot be attributed" + (
+            f"; the non-KV estimates are {reg['note']}" if reg.get("outside") else "")
     _, label, v, printed = max(gaps)
     return f"largest term gap: {label} (predicted {v:.2f} vs printed {printed:.2f} GiB)"
 

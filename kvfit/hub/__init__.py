@@ -64,9 +64,9 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
     from ..progress import progress
     from .resolver import resolve_online
     try:
-        with progress("hub", quiet=quiet) as shown:
-            return resolve_online(ref, HubClient(timeout=timeout, progress=shown, started=started),
-                                  read_headers)
+        with progress("hub", quiet=quiet) as shown, HubClient(
+                timeout=timeout, progress=shown, started=started) as client:
+            return resolve_online(ref, client, read_headers)
     except HubUnreachable as exc:
         from ..textsafe import safe
         from .offline import answer_offline

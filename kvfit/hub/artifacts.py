@@ -18,7 +18,7 @@ from ..metadata import FileEntry
 from .safetensors_header import TensorHeader, read_safetensors_headers
 
 __all__ = ["TensorHeader", "bytes_by_kind", "check_index_covers_layers", "choose_weight_files",
-           "missing_layers", "read_safetensors_headers", "split_set"]
+           "complete_split_set", "missing_layers", "read_safetensors_headers", "split_set"]
 
 # A split GGUF / sharded safetensors part: <stem>-00001-of-00003.gguf
 SPLIT_RE = re.compile(r"-(\d{5})-of-(\d{5})\.(gguf|safetensors)$", re.IGNORECASE)
@@ -86,6 +86,18 @@ def split_set(files: list[FileEntry], path: str) -> list[FileEntry]:
         raise ConfigError(f"{path} is part 1..{count} of a split set, but {len(missing)} part(s) "
                           f"are missing: {', '.join(missing[:4])}.")
     return [by_path[n] for n in names]
+
+
+def complete_split_set(paths: Iterable[str]) -> tuple[str, int] | None:
+    """(stem, n) when `paths` are exactly the parts 1..n of one split set
+    (<stem>-00001-of-0000n.<ext> ... <stem>-0000n-of-0000n.<ext>), else None."""
+    paths = sorted(paths)
+    match = SPLIT_RE.search(paths[0]) if paths else None
+    if match is None:
+        return None
+    stem, count, ext = paths[0][: match.start()], int(match.group(2)), match.group(3)
+    want = [f"{stem}-{i:05d}-of-{count:05d}.{ext}" for i in range(1, count + 1)]
+    return (stem, count) if paths == want else None
 
 
 def check_index_covers_layers(index: dict[str, Any], num_layers: int) -> list[int]:

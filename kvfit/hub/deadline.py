@@ -1,7 +1,7 @@
 """Whole-conversation deadlines and decoded-size caps for Hub reads.
 
-httpx's timeouts bound each socket read, so a server that drips one byte every half second
-never trips them. Here each request (connect, headers, every body chunk) runs in a daemon
+Socket timeouts bound each read, so a server that drips one byte every half second never
+trips them. Here each request (connect, headers, every body chunk) runs in a daemon
 worker and the caller stops waiting when the deadline passes; the worker notices the
 cancellation at its next chunk and closes the response. Bodies are counted after decoding
 (Content-Encoding), so a small gzip bomb cannot grow past the cap.

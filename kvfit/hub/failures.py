@@ -77,15 +77,14 @@ def _retry_wait(exc: Exception, attempt: int) -> float | None:
 
 
 def status_of(exc: Exception) -> int | None:
-    """The HTTP status of a huggingface_hub HTTP error, else None."""
-    response = getattr(exc, "response", None)
-    return getattr(response, "status_code", None)
+    """The HTTP status of an error answer (http_get.HttpStatusError), else None."""
+    return getattr(exc, "status", None) if hasattr(exc, "headers") else None
 
 
 def retry_after(exc: Exception) -> float | None:
-    """The Retry-After header of an HTTP error response, in seconds, when numeric."""
-    response = getattr(exc, "response", None)
-    value = response.headers.get("Retry-After") if response is not None else None
+    """The Retry-After header of an HTTP error answer, in seconds, when numeric."""
+    headers = getattr(exc, "headers", None)
+    value = headers.get("Retry-After") if headers is not None else None
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
@@ -93,17 +92,14 @@ def retry_after(exc: Exception) -> float | None:
 
 
 def _kind(exc: Exception) -> str:
-    """Classify a non-HTTP failure: "offline" | "timeout" | "unreachable" | "dropped" | "other"."""
-    import httpx2
-    from huggingface_hub.errors import OfflineModeIsEnabled
+    """Classify a non-HTTP failure: "timeout" | "unreachable" | "dropped" | "other"."""
+    from .http_get import ConnectFailed, Dropped
 
-    if isinstance(exc, OfflineModeIsEnabled):
-        return "offline"
-    if isinstance(exc, httpx2.TimeoutException | TimeoutError):
+    if isinstance(exc, TimeoutError):
         return "timeout"
-    if isinstance(exc, httpx2.ConnectError | httpx2.UnsupportedProtocol):
+    if isinstance(exc, ConnectFailed):
         return "unreachable"
-    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError):
+    if isinstance(exc, Dropped):
         return "dropped"
     return "other"
 
@@ -114,12 +110,9 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
     if status is not None:
         return _http_error(status, exc, where, attempts)
     kind = _kind(exc)
-    if kind == "offline":
-        return HubUnreachable(f"offline mode is on (HF_HUB_OFFLINE), so {where.what} was not "
-                              "requested from the Hub.")
     if kind == "unreachable":
         return HubUnreachable(f"could not connect to {where.endpoint} to read {where.what} "
-                              f"({exc.__class__.__name__}).",
+                              f"({getattr(exc, 'detail', exc.__class__.__name__)}).",
                               hint="Check the network, proxy settings and HF_ENDPOINT.")
     if kind == "timeout":
         return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s (--timeout: "
@@ -135,9 +128,21 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
 
 
 def _http_error(status: int, exc: Exception, where: Where, attempts: int) -> HubError:
-    """Messages for HTTP status failures (401, 403, 404, 429, 5xx and the rest)."""
-    code = exc.response.headers.get("X-Error-Code", "")
+    """Messages for HTTP status failures (401, 403, 404, 429, 5xx and the rest), told apart by
+    status and the X-Error-Code / X-Error-Message headers as hf_raise_for_status does."""
+    code = exc.headers.get("X-Error-Code", "")
+    said = exc.headers.get("X-Error-Message", "")
     repo = where.repo_id
+    if code == "RevisionNotFound" or code == "EntryNotFound":
+        return _not_found(code, where)
+    if said == "Access to this resource is disabled.":
+        return HubError(f"the Hub has disabled access to {repo} (HTTP {status}).",
+                        hint="The repository was disabled by its owner or the Hub; pick "
+                        "another checkpoint.")
+    if status == 401 and said == "Invalid credentials in Authorization header":
+        return HubError(f"the Hub rejected the token in use as invalid while reading "
+                        f"{where.what} (HTTP 401).", hint="Set HF_TOKEN to a valid token (or "
+                        "run `hf auth login` again), or unset it to read public repositories.")
     if status == 401:
         return HubError(f"the Hub refused {where.what} without valid credentials (HTTP 401): the "
                         "repository is private or gated, or does not exist - the Hub answers "

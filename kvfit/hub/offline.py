@@ -14,7 +14,7 @@ from ..metadata import Metadata
 from .cache import MetadataCache
 from .catalog import load_entry, lookup_catalog
 from .reference import Reference
-from .resolver import build_cached_metadata
+from .resolver import build_cached_metadata, single_gguf
 from .snapshot import load_snapshot
 from .transport import FULL_SHA
 
@@ -58,6 +58,10 @@ def _from_cache(ref: Reference, reason: str, read_headers: bool) -> Metadata | N
         sha = cache.recall_ref(ref.repo_id, ref.revision)
         how = f"the commit {ref.revision or 'the default branch'} pointed at when last online"
     snap = load_snapshot(cache, ref.repo_id, sha) if sha else None
+    if snap is None and sha and single_gguf(ref):
+        from .gguf_direct import load_artifact
+
+        snap = load_artifact(cache, ref, sha)
     if snap is None:
         return None
     note = f"answered from kvfit's metadata cache ({how}): {reason}"

@@ -26,12 +26,29 @@ def resolve_online(ref: Reference, client: HubClient, read_headers: bool) -> Met
     """Resolve through the Hub (or the metadata cache for a cached full sha)."""
     cache = MetadataCache()
     pinned = ref.revision if ref.revision and FULL_SHA.fullmatch(ref.revision) else None
-    snap = load_snapshot(cache, ref.repo_id, pinned) if pinned else None
+    one_gguf = single_gguf(ref)
+    if one_gguf:
+        from . import gguf_direct
+    snap = None
+    if pinned:
+        snap = load_snapshot(cache, ref.repo_id, pinned) or (
+            gguf_direct.load_artifact(cache, ref, pinned) if one_gguf else None)
+    if snap is None and one_gguf and (pinned or not gguf_direct.known(cache, ref)):
+        snap = gguf_direct.read_artifact(client, cache, ref)     # no listing needed (cold)
     if snap is None:
         info = client.repo_info(ref.repo_id, ref.revision)
         cache.remember_ref(ref.repo_id, ref.revision, info.sha)
-        snap = load_snapshot(cache, ref.repo_id, info.sha) or fetch_snapshot(client, cache, info)
+        snap = load_snapshot(cache, ref.repo_id, info.sha) or (
+            gguf_direct.load_artifact(cache, ref, info.sha) if one_gguf else None) or \
+            fetch_snapshot(client, cache, info)
     return build_metadata(ref, snap, _Headers(client, cache, snap), read_headers)
+
+
+def single_gguf(ref: Reference) -> bool:
+    """A hub-artifact reference to one unsplit .gguf file (read by gguf_direct, no listing)."""
+    from .artifacts import SPLIT_RE
+
+    return ref.kind == "hub-artifact" and _is_gguf(ref.path) and SPLIT_RE.search(ref.path) is None
 
 
 def build_cached_metadata(ref: Reference, snap: Snapshot, read_headers: bool,
@@ -49,6 +66,10 @@ def build_metadata(ref: Reference, snap: Snapshot, headers: _Headers, read_heade
     index = None if _is_gguf(ref.path) else snap.index
     chosen, description = choose_weight_files(snap.files, ref.path, index=index)
     notes = [*extra_notes, _resolved_note(ref, snap), description]
+    if snap.index_skipped and index is None and not _is_gguf(ref.path):
+        notes.insert(len(extra_notes) + 1, snap.index_skipped)
+    if snap.source_note:
+        notes.insert(len(extra_notes) + 1, snap.source_note)
     config, tensor_bytes, origin = snap.config, None, "hub"
     if chosen and _is_gguf(chosen[0].path):  # the served GGUF describes itself
         config, more, tensor_bytes = _gguf(chosen, headers, read_headers)

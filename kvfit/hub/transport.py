@@ -1,4 +1,5 @@
-"""Talk to the Hub through huggingface_hub: its session, token lookup, URLs and error types.
+"""Talk to the Hub as huggingface_hub does: its endpoint, URLs, token and headers, and the
+errors hf_raise_for_status tells apart; the few GETs themselves go through http_get.
 
 Every file is read at a full commit sha (never at a branch), so a branch that moves while
 kvfit runs cannot mix two commits. Small files are fetched with one GET each; weight-file
@@ -13,7 +14,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from .. import __version__
 from ..errors import ConfigError, HubError
 from ..metadata import FileEntry
 from ..textsafe import redact
@@ -69,31 +69,43 @@ class HubClient:
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
         self.shown = redact(self.endpoint)  # the endpoint as messages may print it
         self._headers: dict | None = None
+        self._pool = None     # http_get.Connections, made (and http.client imported) on first use
 
     def headers(self) -> dict:
-        """huggingface_hub's request headers (token, user agent), built once per client.
-
-        Built with the library's HF_HUB_DISABLE_TELEMETRY set for the call: otherwise composing
-        the user agent fetches the library's agent-harness registry from the Hub (a request of
-        its own, to the default endpoint, once a day), which a plan has no use for."""
+        """huggingface_hub's request headers (token, user agent; request_headers.py), built
+        once per client."""
         if self._headers is None:
-            from huggingface_hub import constants
-            from huggingface_hub.utils import build_hf_headers
+            from .request_headers import hf_headers
 
-            saved = constants.HF_HUB_DISABLE_TELEMETRY
-            constants.HF_HUB_DISABLE_TELEMETRY = True
-            try:
-                self._headers = build_hf_headers(library_name="kvfit", library_version=__version__)
-            finally:
-                constants.HF_HUB_DISABLE_TELEMETRY = saved
+            self._headers = hf_headers()
         return dict(self._headers)
+
+    def close(self) -> None:
+        """Close the client's idle keep-alive connections."""
+        if self._pool is not None:
+            self._pool.close()
+
+    @property
+    def _http(self):
+        if self._pool is None:
+            from .http_get import Connections
+
+            self._pool = Connections()
+        return self._pool
+
+    def __enter__(self) -> HubClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
         """Resolve `revision` (None = default branch) to a full sha, with file sizes.
 
         The reply is read for the two fields kvfit uses (sha, siblings) rather than through
         huggingface_hub's ModelInfo, whose module (hf_api) is most of the library's import
-        time and memory; the request, headers, session and errors are still the library's."""
+        time and memory; the URL, query (blobs=true) and headers are those of the library's
+        model_info(files_metadata=True)."""
         from urllib.parse import quote
 
         url = f"{self.endpoint}/api/models/{repo_id}" + (
@@ -102,7 +114,7 @@ class HubClient:
         self._step(where.what)
 
         def call() -> dict:
-            body = self._stream(url, {"blobs": True}, None, MAX_INFO_BYTES, where.what)
+            body = self._stream(url + "?blobs=true", None, MAX_INFO_BYTES, where.what)
             try:
                 data = json.loads(body)
             except (ValueError, RecursionError):
@@ -137,38 +149,77 @@ class HubClient:
         """Up to `length` bytes of a file from byte offset `start` (HTTP Range request)."""
         return self._get(repo_id, sha, path, (start, length))
 
-    def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None) -> bytes:
+    def read_first(self, repo_id: str, revision: str, path: str, length: int) -> FirstRead:
+        """Up to `length` bytes of a file from its start at `revision` (a branch, tag or sha),
+        with the commit and file size the Hub's answer names: X-Repo-Commit and X-Linked-Size
+        (of the resolve answer, a redirect for an LFS file), else the Content-Range total -
+        the headers huggingface_hub's get_hf_file_metadata reads (file_download.py)."""
+        seen: dict = {}
+        data = self._get(repo_id, revision, path, (0, length), seen)
+        return FirstRead(data, _commit_of(seen["hops"]), _size_of(seen["hops"]))
+
+    def _get(self, repo_id: str, sha: str, path: str, span: tuple[int, int] | None,
+             seen: dict | None = None) -> bytes:
         """GET the resolve URL at `sha`, optionally ranged; reads at most the span's length."""
         url = file_url(self.endpoint, repo_id, sha, path)
         where = Where(self.shown, repo_id, sha, path, self.timeout)
         self._step(where.what)
-        return with_retries(lambda: self._stream(url, None, span, MAX_FILE_BYTES_READ,
-                                                 where.what), where, self.budget.left)
+        return with_retries(lambda: self._stream(url, span, MAX_FILE_BYTES_READ, where.what,
+                                                 seen), where, self.budget.left)
 
     def _step(self, what: str) -> None:
         if self.progress is not None:
             self.progress.step(f"reading {what}")
 
-    def _stream(self, url: str, params: dict | None, span: tuple[int, int] | None, cap: int,
-                what: str) -> bytes:
-        """One GET under the whole-request deadline; the body decoded and capped."""
-        from huggingface_hub.utils import get_session, hf_raise_for_status
-
+    def _stream(self, url: str, span: tuple[int, int] | None, cap: int, what: str,
+                seen: dict | None = None) -> bytes:
+        """One GET under the whole-request deadline; the body decoded and capped. `seen`
+        receives "hops": the headers of every answer on the way (redirects, then the last)."""
         headers = self.headers()
         if span is not None:
             headers["Range"] = f"bytes={span[0]}-{span[0] + span[1] - 1}"
 
         def work(deadline) -> bytes:
-            with get_session().stream("GET", url, headers=headers, params=params,
-                                      timeout=self.timeout) as resp:
+            with self._http.get(url, headers, self.timeout) as resp:
                 deadline.check()
-                hf_raise_for_status(resp)
-                if span is not None and resp.status_code == 200 and span[0] > 0:
+                if span is not None and resp.status == 200 and span[0] > 0:
                     raise HubError(f"{self.shown} ignored an HTTP Range request for {what}.")
-                return read_capped(resp.iter_bytes(), deadline, cap=cap, what=what,
+                if seen is not None:
+                    seen["hops"] = [*resp.hops, resp.headers]
+                return read_capped(resp.chunks(), deadline, cap=cap, what=what,
                                    want=span[1] if span else None)
 
         return run_with_deadline(work, self.budget.left())
+
+
+class FirstRead:
+    """The first bytes of a file, with the commit and total size its answer named (None when
+    the answer did not say)."""
+
+    __slots__ = ("data", "commit", "size")
+
+    def __init__(self, data: bytes, commit: str | None, size: int | None):
+        self.data, self.commit, self.size = data, commit, size
+
+
+def _commit_of(hops: list) -> str | None:
+    """The first X-Repo-Commit on the way that is a full sha."""
+    for headers in hops:
+        value = (headers.get("X-Repo-Commit") or "").strip()
+        if FULL_SHA.fullmatch(value):
+            return value
+    return None
+
+
+def _size_of(hops: list) -> int | None:
+    """X-Linked-Size (an LFS file's size, on the resolve redirect), else the last answer's
+    Content-Range total ("bytes a-b/total"); None if neither is a byte count."""
+    for headers in hops:
+        value = (headers.get("X-Linked-Size") or "").strip()
+        if value.isdigit() and int(value) <= MAX_FILE_BYTES:
+            return int(value)
+    total = (hops[-1].get("Content-Range") or "").rpartition("/")[2].strip()
+    return int(total) if total.isdigit() and int(total) <= MAX_FILE_BYTES else None
 
 
 def file_url(endpoint: str, repo_id: str, revision: str, path: str) -> str:

@@ -87,17 +87,19 @@ def load_metadata(req: PlanRequest) -> Metadata:
         from ..source.local import load_local
         return load_local(Path(ref.path))
     headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
+    started = req.hub_started() if callable(req.hub_started) else req.hub_started
     return hub.resolve(ref, offline=req.offline, timeout=req.timeout, read_headers=headers,
-                       quiet=req.json, started=req.hub_started)
+                       quiet=req.json, started=started)
 
 
 def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]:
     """(context, maximum, where the context came from, the stated RoPE scaling or None)."""
-    from .rope import how_to_state, scaling
-
     declared = fields["max_context"].value
-    rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings,
-                   root.get("rope_scaling"))
+    rope = None
+    if req.rope_scaling:                  # kvfit.plan.rope answers None for none stated
+        from .rope import scaling
+        rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings,
+                       root.get("rope_scaling"))
     where = fields["max_context"].provenance
     if rope is not None:
         declared = rope.max_tokens
@@ -109,6 +111,7 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
     ctx = parse_context(req.context)
     if declared is not None and ctx > declared:
         if not req.allow_context_overflow:
+            from .rope import how_to_state
             raise UsageError(f"context {ctx:,} exceeds the checkpoint's declared maximum of "
                              f"{declared:,} tokens ({where}).",
                              hint=how_to_state(ctx, declared) if rope is None else
@@ -336,7 +339,6 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     resolves the checkpoint once for all its cells).
     """
     from ..preflight.options import engine_check
-    from . import inverse, placements, search
 
     if engine:
         req = replace(req, engine=engine.get("engine") or engine.get("print_command"),
@@ -346,9 +348,12 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       print_command=engine.get("print_command"))
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
-    from ..detect import apply
     from ..hardware import alias_note
-    req, detected = apply(req, warnings)
+
+    detected = None      # kvfit.detect.apply acts on --hardware auto and --memory-basis free only
+    if req.memory_basis == "free" or str(req.hardware or "").casefold() == "auto":
+        from ..detect import apply
+        req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))
     m, report = prepare(req, warnings, meta)
@@ -357,12 +362,13 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
     report |= state_sections(m, m.comps, m.ctx)
     if req.systems:
+        from . import search
         report |= search.run(req, m, warnings)
-    elif req.min_gpus:
-        report |= inverse.min_gpus(req, m, warnings)
-    elif req.max_context:
-        report |= inverse.max_context(req, m, warnings)
+    elif req.min_gpus or req.max_context:
+        from . import inverse
+        report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(req, m, warnings)
     else:
+        from . import placements
         report |= placements.plan_placements(req, m, placements.topology(req), warnings)
     if report.get("hardware"):
         report["hardware"]["utilization_basis"] = m.capacity.utilization_basis

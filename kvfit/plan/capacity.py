@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engines.common import MIB, Inputs
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
@@ -99,6 +98,7 @@ class Capacity:
         if not self.engine or not lay["valid"] or (no_weights and not self.pool_stated):
             return
         from ..engines import predict_inputs
+        from ..engines.common import MIB, Inputs
 
         par = lay["parallelism"]
         tp = lay["attention_tp"] if par == "vllm-dp-ep" else lay["tp"]

@@ -49,11 +49,11 @@ def verify(meta: Metadata, n_layers: int, folder: Path | None) -> dict:
 
 def index_coverage_warning(meta: Metadata, n_layers: int, warnings: list[str]) -> None:
     """Without --verify-headers: warn when the safetensors index misses declared layers."""
-    from ..hub.artifacts import check_index_covers_layers
-
     index = meta.safetensors_index
     if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
         return
+    from ..hub.artifacts import check_index_covers_layers
+
     missing = check_index_covers_layers(index, n_layers)
     if missing:
         warnings.append(f"The safetensors index maps no tensors for declared layer(s) "

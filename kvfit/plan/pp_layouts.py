@@ -13,7 +13,6 @@ from dataclasses import replace
 from ..errors import UsageError
 from .capacity import NAMES
 from .layouts import Budget, capacity
-from .stages import SPLIT_RULE, stages
 from .systems import placement
 
 
@@ -57,6 +56,8 @@ def binding(rows: list[dict]) -> dict:
 def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
               invalid: list[str], extra: int = 0, partition: str | None = None) -> dict:
     """One TP=tp x PP=pp x DP layout (JSON-ready), judged by its binding stage."""
+    from .stages import SPLIT_RULE, stages  # --pp only: a plain plan never splits stages
+
     group = tp * pp
     dp = topo.gpus // group
     rules = m.capacity.rules if m.capacity.engine else None

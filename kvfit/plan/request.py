@@ -7,6 +7,7 @@ and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.plan.spellings maps t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 DEFAULT_UTILIZATION = 0.9
@@ -29,7 +30,9 @@ class PlanRequest:
     detected: what `--hardware auto` saw (kvfit.detect), set by the plan; memory_basis "free"
     budgets from its least free GPU.
     hub_started: the time.monotonic() reading --timeout counts from (the CLI: the process
-    start, so the whole run ends within it); None: from the first Hub request.
+    start, so the whole run ends within it), or a function giving it (read when the Hub is
+    first needed, so a local plan never imports the Hub's clock); None: from the first Hub
+    request.
     rope_scaling: the RoPE scaling the deployment serves with (kvfit.plan.rope), which raises
     the declared maximum context; rope_scaling_source: the flag or preset key that stated it.
     """
@@ -86,7 +89,7 @@ class PlanRequest:
     engine_selected_by: str | None = None
     suggest: bool = True
     detected: dict | None = None
-    hub_started: float | None = None
+    hub_started: float | Callable[[], float] | None = None
     explicit: set = field(default_factory=set)
 
     @classmethod

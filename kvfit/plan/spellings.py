@@ -115,12 +115,12 @@ def resolve(ns: dict) -> dict:
 
 def _rope(ns: dict, aliases: dict, k: _Knobs, out: dict) -> None:
     """--rope-scaling = vLLM --hf-overrides rope_scaling = SGLang --json-model-override-args."""
-    from .rope import from_overrides, parse_rope
-
     if "rope_scaling" in ns:
+        from .rope import parse_rope
         k.put("rope_scaling", "--rope-scaling", parse_rope(ns.pop("rope_scaling")))
     for dest in ("hf_overrides", "json_model_override_args"):
         if dest in aliases:
+            from .rope import from_overrides
             k.put("rope_scaling", _flag(dest), from_overrides(aliases[dest], _flag(dest)))
     if "rope_scaling" in k.given:
         spelling, out["rope_scaling"] = k.given["rope_scaling"]

@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from math import gcd
 
 from ..errors import UsageError
-from ..hardware import Accelerator, System, find_accelerator, find_system
+from ..hardware import Accelerator, find_accelerator
+
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..hardware_systems import System
 
 NODE_LOCAL = "node-local"
 CROSS_DOMAIN = "cross-domain"
@@ -74,6 +78,7 @@ def from_request(req) -> Topology | None:
         if req.gpus is not None:
             raise UsageError("--gpus cannot be combined with --system: use --nodes N to take "
                              "N complete systems.")
+        from ..hardware_systems import find_system
         return of_system(find_system(req.system), 1 if req.nodes is None else req.nodes)
     if req.nodes is not None:
         raise UsageError("--nodes needs --system (complete systems); with --hardware use --gpus.")

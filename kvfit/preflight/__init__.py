@@ -12,13 +12,17 @@ no model; they print one JSON object, which result.py checks field by field.
 
 from __future__ import annotations
 
-from .options import EngineCheck, engine_check
+from .options import engine_check
 
 __all__ = ["EngineCheck", "engine_check", "exit_code", "render_text", "run_check"]
 
 
 def __getattr__(name: str):
-    """The probe runner and renderer load only when a check runs (--check-engine)."""
+    """The probe runner and renderer load only when a check runs (--check-engine), as does
+    EngineCheck (kvfit.preflight.check)."""
+    if name == "EngineCheck":
+        from .check import EngineCheck
+        return EngineCheck
     if name in ("exit_code", "run_check"):
         from . import section
         return getattr(section, name)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
@@ -18,18 +17,13 @@ _DEPENDENT = {"engine_python": "--engine-python", "engine_probe": "--engine-prob
               "require_engine_pass": "--require-engine-pass"}
 
 
-@dataclass(frozen=True)
-class EngineCheck:
-    """What to check: engines, in which interpreter, how deeply, at which TP, for how long."""
-
-    engines: tuple[str, ...]
-    python: str
-    python_given: str
-    probe: str
-    timeout: float
-    tp: int
-    tp_source: str
-    require_pass: bool
+def __getattr__(name: str):
+    """EngineCheck (kvfit.preflight.check) loads when a check is asked for: a plan without
+    --check-engine only confirms that none of its options was given."""
+    if name == "EngineCheck":
+        from .check import EngineCheck
+        return EngineCheck
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _python(given: str | None) -> tuple[str, str]:
@@ -65,8 +59,9 @@ def _tp(req) -> tuple[int, str]:
     return 1, "default"
 
 
-def engine_check(req) -> EngineCheck | None:
-    """The validated check for a PlanRequest, or None when --check-engine was not given."""
+def engine_check(req):
+    """The validated check (an EngineCheck) for a PlanRequest, or None when --check-engine
+    was not given."""
     if req.check_engine is None:
         given = [flag for name, flag in _DEPENDENT.items() if getattr(req, name)
                  not in (None, False)]
@@ -86,5 +81,7 @@ def engine_check(req) -> EngineCheck | None:
     python, shown = _python(req.engine_python)
     tp, tp_source = _tp(req)
     engines = ENGINES if req.check_engine == "all" else (req.check_engine,)
+    from .check import EngineCheck
+
     return EngineCheck(engines, python, shown, probe, timeout, tp, tp_source,
                        bool(req.require_engine_pass))

@@ -7,12 +7,24 @@ retention kind lives in kvfit.state.kinds.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..errors import Problem
 from ..expr import Expr, ExprError, compile_expr
 from .loader import Doc
-from .parameters import Parameters, compile_parameters
+
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..errors import Problem
+    from .experts import Experts
+    from .parameters import Parameters
+
+
+def __getattr__(name: str):
+    """Experts (kvfit.specs.experts) loads when a spec has an `experts:` block."""
+    if name == "Experts":
+        from .experts import Experts
+        return Experts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 INJECTED = frozenset({"kv_bytes", "index_bytes", "model_bytes", "mtp"})
 TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compressed", "draft"})
@@ -71,14 +83,6 @@ class Component:
 
 
 @dataclass(frozen=True)
-class Experts:
-    """Routed-expert tensors: a name pattern whose group `expert` is the expert index."""
-
-    pattern: re.Pattern
-    count: Expr
-
-
-@dataclass(frozen=True)
 class Architecture:
     """A compiled architecture spec."""
 
@@ -99,13 +103,42 @@ class Architecture:
     ignores: dict[str, str]
     sources: tuple[str, ...]
     experts: Experts | None = None
-    parameters: Parameters | None = None
+    # Parameters, None, or a _Deferred compile (see `parameters`)
+    compiled_parameters: object = field(default=None, repr=False, compare=False)
     index_fp4: tuple[str, str] | None = None   # (format, source) that `--index-dtype fp4` means
+
+    @property
+    def parameters(self) -> Parameters | None:
+        """The spec's `parameters:` block, compiled (None when it has none). A plan's spec,
+        read from the validated cache, compiles it when first asked: a plan that knows its
+        weight bytes never needs the config-shape estimate it is for."""
+        value = self.compiled_parameters
+        if isinstance(value, _Deferred):
+            value = value()
+            object.__setattr__(self, "compiled_parameters", value)   # compiled once
+        return value
 
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
         keys = {k.split(".")[0] for f in self.fields.values() for k in f.keys}
         return keys | set(self.ignores)
+
+
+class _Deferred:
+    """The `parameters:` block of validated (cached) spec data, compiled when first read."""
+
+    def __init__(self, doc: Doc, sets: set[str]):
+        self.doc, self.sets = doc, sets
+
+    def __call__(self) -> Parameters:
+        from .parameters import compile_parameters
+
+        c = _Compiler(self.doc)
+        params = compile_parameters(c, self.doc.data["parameters"], self.sets)
+        if c.problems:             # cached data passed this compile when it was validated
+            from ..errors import SpecError
+            raise SpecError(c.problems)
+        return params
 
 
 class _Compiler:
@@ -227,11 +260,18 @@ def _experts(c: _Compiler, raw: dict | None) -> Experts | None:
                                         r"write `(?P<expert>\d+)` where the index appears"))
         return None
     count = c.expr(("experts", "count"))
+    from .experts import Experts
+
     return None if count is None else Experts(pattern, count)
 
 
-def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
-    """Compile a schema-valid document; returns (architecture or None, problems)."""
+def compile_architecture(doc: Doc, defer_parameters: bool = False
+                         ) -> tuple[Architecture | None, list[Problem]]:
+    """Compile a schema-valid document; returns (architecture or None, problems).
+
+    defer_parameters: for data from the validated cache (doc.tree is None: every check,
+    the parameters' compile included, passed when it was stored), compile the `parameters:`
+    block when Architecture.parameters is first read."""
     c, d = _Compiler(doc), doc.data
     fields = {n: c.field(n, raw) for n, raw in d["fields"].items()}
     layers = {n: c.selector(n, raw) for n, raw in d["layers"].items()}
@@ -251,7 +291,13 @@ def compile_architecture(doc: Doc) -> tuple[Architecture | None, list[Problem]]:
     divides = tuple(c.expr(("tensor_parallel", "divides", i))
                     for i, _ in enumerate(d.get("tensor_parallel", {}).get("divides", ())))
     experts = _experts(c, d.get("experts"))
-    params = compile_parameters(c, d.get("parameters"), set(layers))
+    if d.get("parameters") is None:
+        params = None
+    elif defer_parameters and doc.tree is None:
+        params = _Deferred(doc, set(layers))
+    else:
+        from .parameters import compile_parameters
+        params = compile_parameters(c, d["parameters"], set(layers))
     if "max_context" not in fields:
         c.problems.append(doc.problem("KV125", ("fields",), "every architecture needs a "
                           "`max_context` field (the declared maximum context)",

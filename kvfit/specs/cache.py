@@ -8,7 +8,10 @@ data's canonical JSON: an entry of the wrong shape, or whose data was edited, is
 
 Two stores are read, in order:
 - the shipped data (kvfit/specs/shipped.json, built by `python -m kvfit.specs.ship` from
-  the bundled specs), so even the first run on a new machine skips parsing and validation;
+  the bundled specs), so even the first run on a new machine skips parsing and validation.
+  While the file is as ship.render wrote it (its own checksum), each entry is parsed when it
+  is first asked for, and the architectures' matchers come from its small index, so a plan
+  parses the one architecture it plans and not the corpus;
 - the user cache in $KVFIT_CACHE_DIR, else $XDG_CACHE_HOME/kvfit, else ~/.cache/kvfit, for
   specs that changed since the shipped data was built. If it cannot be written, kvfit works
   without it. KVFIT_CACHE_DIR=off disables it, and nothing is created.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -41,14 +45,16 @@ def cache_dir() -> Path | None:
 
 
 @cache
-def _schema_bytes(schema: str) -> bytes:
-    return schema_path(schema).read_bytes()
+def _keyed_schema(schema: str):
+    """The key's hash after the kvfit version and the schema's bytes (copied for each file)."""
+    h = hashlib.sha256(__version__.encode())
+    h.update(schema_path(schema).read_bytes())
+    return h
 
 
 def key(raw: bytes, schema: str, allow_null: bool = False) -> str:
     """Cache key for one spec file's bytes under one schema (and whether nulls may pass)."""
-    h = hashlib.sha256(__version__.encode())
-    h.update(_schema_bytes(schema))
+    h = _keyed_schema(schema).copy()
     h.update(raw)
     if allow_null:
         h.update(b"\0nulls allowed")
@@ -80,30 +86,102 @@ def _trusted(k: str, doc) -> tuple[bool, object]:
         return False, None
 
 
+class _Lines(Mapping):
+    """key -> entry of a rendered shipped file, each entry parsed from its line on first use
+    (a ValueError if that line is not JSON)."""
+
+    def __init__(self, lines: dict[str, bytes]):
+        self._lines, self._parsed = lines, {}
+
+    def __getitem__(self, k: str):
+        if k not in self._parsed:
+            self._parsed[k] = json.loads(self._lines[k])
+        return self._parsed[k]
+
+    def __iter__(self):
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __contains__(self, k) -> bool:
+        return k in self._lines
+
+
+MATCHERS_LINE = b'}, "matchers": {'
+
+
+def _rendered(body: bytes) -> tuple[_Lines, dict] | None:
+    """(entries, matchers) of a body laid out as ship.render writes it: one `"key": value` line
+    per entry, then optionally the matchers' section (parsed at once: a small object, one line
+    per spec); None if laid out otherwise."""
+    lines = body.split(b"\n")
+    if lines[-2:] != [b"}}", b""]:
+        return None
+    lines = lines[:-2]
+    cut = lines.index(MATCHERS_LINE) if MATCHERS_LINE in lines else len(lines)
+    entries = {}
+    for line in lines[:cut]:
+        name, sep, value = line.partition(b'": ')
+        if not sep or name[:1] != b'"':
+            return None
+        entries[name[1:].decode("ascii")] = value.removesuffix(b",")
+    index = json.loads(b"{" + b"\n".join(lines[cut + 1:]) + b"}") if cut < len(lines) else {}
+    return _Lines(entries), index
+
+
 @cache
-def shipped() -> tuple[dict, bool]:
-    """(key -> entry, whether the file's own sha256 matches it), ({}, False) when the shipped
-    data is absent or unreadable. `python -m kvfit.specs.ship`
+def shipped() -> tuple[Mapping, bool, dict]:
+    """(key -> entry, whether the file's own sha256 matches it, key -> architecture matcher),
+    ({}, False, {}) when the shipped data is absent or unreadable. `python -m kvfit.specs.ship`
     writes the sha256 of everything after the first line into that line, so one hash of the
     file stands for every entry's checksum; a file edited since (or without the line) has
-    each entry checked on its own."""
+    each entry checked on its own, and its matchers are not used."""
     try:
         raw = SHIPPED.read_bytes()
+    except OSError:
+        return {}, False, {}
+    head, _, body = raw.partition(b"\n")
+    try:
+        top = json.loads(head + b"}}")
+    except ValueError:
+        top = None
+    if isinstance(top, dict) and top.get("format") == FORMAT and isinstance(top.get("sha256"), str) \
+            and top["sha256"] == hashlib.sha256(body).hexdigest():
+        try:
+            found = _rendered(body)
+        except (ValueError, UnicodeDecodeError):
+            found = None
+        if found is not None:
+            return found[0], True, found[1]
+    try:
         doc = json.loads(raw)
-    except (OSError, ValueError):
-        return {}, False
+    except ValueError:
+        return {}, False, {}
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return {}, False
+        return {}, False, {}
     entries = doc.get("entries")
     if not isinstance(entries, dict):
-        return {}, False
-    body = raw.partition(b"\n")[2]
-    return entries, doc.get("sha256") == hashlib.sha256(body).hexdigest()
+        return {}, False, {}
+    whole = doc.get("sha256") == hashlib.sha256(body).hexdigest()
+    matchers = doc.get("matchers") if whole and isinstance(doc.get("matchers"), dict) else {}
+    return entries, whole, matchers
+
+
+def matcher(k: str) -> list | None:
+    """[id, model_types, architectures] of the shipped architecture spec whose cache key is `k`
+    (validated as its entry was), or None: not shipped, or the file is not as ship wrote it."""
+    entries, whole, matchers = shipped()
+    found = matchers.get(k) if whole and k in entries else None
+    return found if isinstance(found, list) and len(found) == 3 else None
 
 
 def _from_shipped(k: str):
-    entries, whole = shipped()
-    found = entries.get(k)
+    entries, whole, _ = shipped()
+    try:
+        found = entries.get(k)
+    except ValueError:                 # a line that is not JSON: the entry is absent
+        return None
     if found is None:
         return None
     if whole and isinstance(found, dict) and found.get("format") == FORMAT and \

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import Problem
 from ..paths import display_path
 from . import cache
 from .loader import Doc, load_file
-from .schema import check
+
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..errors import Problem
 
 
 def load_checked(path: Path, schema: str, allow_null: bool = False, fresh: bool = False
@@ -30,5 +32,6 @@ def load_checked(path: Path, schema: str, allow_null: bool = False, fresh: bool 
         return Doc(display, data, None, []), [], None
     doc, problems = load_file(path, display, allow_null)
     if doc is not None and not problems:
+        from .schema import check
         problems = check(doc, schema)
     return doc, problems, key

@@ -11,20 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Problem
-from .events import MAX_ANCHOR_REPORTS, Positions, build
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..errors import Problem
 
 MAX_SPEC_BYTES = 1_000_000
 
 
 @dataclass
 class Doc:
-    """A loaded YAML document: plain `data`, the positions of its keys and values (`tree`,
-    None for data read from the cache), and the file's text lines."""
+    """A loaded YAML document: plain `data`, the positions of its keys and values (`tree`, a
+    kvfit.specs.events.Positions; None for data read from the cache), and the file's text
+    lines. The YAML reader (events, ruamel) loads only when a file is parsed: a plan reads
+    every spec from the validated-data cache."""
 
     file: str
     data: object
-    tree: Positions | None
+    tree: object
     lines: list[str]
 
     def span(self, path: tuple) -> tuple[int, int]:
@@ -47,6 +50,8 @@ class Doc:
 
     def problem(self, code, path, message, help=None, at=None, col_offset=0, width=1, key=False):
         """A Problem located at `path` (optionally shifted inside a plain scalar)."""
+        from ..errors import Problem
+
         line, col = self.key_span(path) if key else self.span(path)
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else None
         if col_offset and text is not None and text[col - 1:col] in ("'", '"'):
@@ -65,6 +70,9 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
     allow_null: hardware/system specs write null for "no source gives this figure".
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    from ..errors import Problem
+    from .events import MAX_ANCHOR_REPORTS, build
 
     lines = text.splitlines()
 
@@ -119,6 +127,8 @@ def load_text(text: str, file: str, allow_null: bool = False) -> tuple[Doc | Non
 def load_file(path: Path, display: str | None = None,
               allow_null: bool = False) -> tuple[Doc | None, list[Problem]]:
     """Read and strictly parse one spec file."""
+    from ..errors import Problem
+
     name = display or str(path)
     try:
         raw = path.read_bytes()

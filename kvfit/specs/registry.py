@@ -6,11 +6,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..errors import Problem, SpecError
 from ..paths import display_path, specs_dir
 from . import cache as spec_cache
 from .architecture import Architecture, compile_architecture
 from .checked import load_checked
+
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
+if TYPE_CHECKING:
+    from ..errors import Problem
 
 ARCH_SCHEMA = "architecture.v1.schema.json"
 
@@ -20,19 +23,20 @@ def spec_files(kind: str = "architectures") -> list[Path]:
     return sorted(p for p in specs_dir(kind).glob("*.yaml") if not p.name.startswith("_"))
 
 
-def load_architecture_file(path: Path, fresh: bool = False
+def load_architecture_file(path: Path, fresh: bool = False, defer_parameters: bool = False
                            ) -> tuple[Architecture | None, list[Problem]]:
-    """Load, validate and compile one architecture spec file."""
+    """Load, validate and compile one architecture spec file (defer_parameters: see
+    compile_architecture; a plan's spec, never `specs check`)."""
     doc, problems, key = load_checked(path, ARCH_SCHEMA, fresh=fresh)
-    return _compile(path, doc, problems, key)
+    return _compile(path, doc, problems, key, defer_parameters)
 
 
-def _compile(path: Path, doc, problems: list[Problem], key: str | None
-             ) -> tuple[Architecture | None, list[Problem]]:
+def _compile(path: Path, doc, problems: list[Problem], key: str | None,
+             defer_parameters: bool = False) -> tuple[Architecture | None, list[Problem]]:
     """Compile a loaded spec; store its data in the cache once every check has passed."""
     if doc is None or problems:
         return None, problems
-    arch, more = compile_architecture(doc)
+    arch, more = compile_architecture(doc, defer_parameters)
     if arch and arch.id != path.stem:
         more.append(doc.problem("KV301", ("id",), f"id '{arch.id}' does not match the file "
                                 f"name '{path.name}'", f"rename the file to {arch.id}.yaml "
@@ -47,6 +51,8 @@ def _compile(path: Path, doc, problems: list[Problem], key: str | None
 
 def corpus_problems(archs: list[Architecture]) -> list[Problem]:
     """Cross-spec checks: no two specs claim the same model_type or architecture class."""
+    from ..errors import Problem
+
     problems, claimed = [], {}
     for a in archs:
         for kind, values in (("model_type", a.model_types), ("architectures", a.architectures)):
@@ -61,6 +67,8 @@ def corpus_problems(archs: list[Architecture]) -> list[Problem]:
 
 def load_paths(paths: list[Path]) -> list[Architecture]:
     """Load the given spec files; raise SpecError listing every problem in every file."""
+    from ..errors import SpecError
+
     archs, problems = [], []
     for p in paths:
         arch, probs = load_architecture_file(p)
@@ -88,13 +96,23 @@ _compiled: dict[Path, Architecture] = {}      # specs compiled while reading the
 
 @cache
 def builtin_matchers() -> tuple[Matcher, ...]:
-    """Every bundled spec's matchers, from validated (usually cached) data."""
+    """Every bundled spec's matchers, from validated (usually cached) data: the shipped index
+    of a spec whose file is the one shipped (kvfit.specs.cache.matcher, by the same key), else
+    the spec's own validated data."""
     out = []
     for path in spec_files():
+        try:
+            shipped = spec_cache.matcher(spec_cache.key(path.read_bytes(), ARCH_SCHEMA))
+        except OSError:
+            shipped = None                       # unreadable: load_checked says why
+        if shipped is not None:
+            out.append(Matcher(shipped[0], path, tuple(shipped[1]), tuple(shipped[2])))
+            continue
         doc, problems, key = load_checked(path, ARCH_SCHEMA)
         if problems or key is not None:          # invalid, or not cached yet: compile it now
             arch, problems = _compile(path, doc, problems, key)
             if problems:
+                from ..errors import SpecError
                 raise SpecError(problems)
             _compiled[path] = arch               # parsed once: builtin_architecture reuses it
         m = doc.data["match"]
@@ -109,8 +127,9 @@ def builtin_architecture(spec_id: str) -> Architecture:
     path = next(m.path for m in builtin_matchers() if m.id == spec_id)
     if path in _compiled:
         return _compiled[path]
-    arch, problems = load_architecture_file(path)
+    arch, problems = load_architecture_file(path, defer_parameters=True)
     if problems:
+        from ..errors import SpecError
         raise SpecError(problems)
     return arch
 
@@ -127,6 +146,7 @@ def watchlist() -> dict[str, str]:
     path = specs_dir("architectures") / "_watchlist.yaml"
     doc, problems, key = load_checked(path, "watchlist.v1.schema.json")
     if doc is None or problems:
+        from ..errors import Problem, SpecError
         raise SpecError(problems or [Problem("KV100", display_path(path), 1, 1, "unreadable")])
     if key is not None:
         spec_cache.put(key, doc.data)

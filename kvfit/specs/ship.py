@@ -48,7 +48,11 @@ def _load_everything() -> None:
 
 
 def build() -> dict:
-    """{"format", "entries": {key: entry}} for the bundled specs, built in a scratch cache."""
+    """{"format", "entries": {key: entry}, "matchers": {key: [id, model_types, architectures]}}
+    for the bundled specs, built in a scratch cache; the matchers index the architecture
+    specs' entries, so matching a config parses only the spec it matched."""
+    from .registry import ARCH_SCHEMA, spec_files
+
     with tempfile.TemporaryDirectory(prefix="kvfit-ship-") as scratch:
         os.environ["KVFIT_CACHE_DIR"] = scratch
         cache.SHIPPED = Path(scratch) / "none.json"       # build from the YAML, not from itself
@@ -58,15 +62,28 @@ def build() -> dict:
         for path in sorted((Path(scratch) / "specs").glob("*.json")):
             doc = json.loads(path.read_text(encoding="utf-8"))
             entries[doc["key"]] = doc
-    return {"format": cache.FORMAT, "entries": entries}
+    matchers = {}
+    for path in spec_files():
+        k = cache.key(path.read_bytes(), ARCH_SCHEMA)
+        if k in entries:
+            data = entries[k]["data"]
+            matchers[k] = [data["id"], data["match"]["model_type"],
+                           data["match"].get("architectures", [])]
+    return {"format": cache.FORMAT, "entries": entries, "matchers": dict(sorted(matchers.items()))}
 
 
 def render(bundle: dict) -> str:
     """Deterministic text, one entry per line (small diffs when one spec changes); each
-    entry keeps its data in spec order."""
-    lines = [f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"
-             for k, v in sorted(bundle["entries"].items())]
-    body = ",\n".join(lines) + "\n}}\n"
+    entry keeps its data in spec order. The cache reads a file laid out so line by line
+    (kvfit.specs.cache._rendered), parsing only the entries a run asks for."""
+    def lines(section: dict) -> str:
+        return ",\n".join(f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"
+                           for k, v in sorted(section.items()))
+
+    body = lines(bundle["entries"])
+    if bundle.get("matchers"):
+        body += "\n" + cache.MATCHERS_LINE.decode() + "\n" + lines(bundle["matchers"])
+    body += "\n}}\n"
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
     head = '{"format": ' + str(bundle["format"]) + f', "sha256": "{digest}", "entries": {{\n'
     return head + body

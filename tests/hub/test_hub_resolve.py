@@ -67,11 +67,13 @@ def test_weight_bytes_are_the_served_root_shards(hub):
     assert sizes == {p: b.size for p, b in served.items()}
 
 
-def test_quant_config_and_index_are_read(hub):
+def test_quant_config_is_read_and_a_one_shard_index_is_not(hub):
     meta = resolve(parse_reference("kvfit-test/quantized"))
     assert meta.quant_config == {"quant_method": "fp8", "kv_cache_quant_algo": "FP8"}
-    assert meta.safetensors_index["metadata"]["total_size"] == 28 * 2 * 64
-    assert "config.json, hf_quant_config.json, model.safetensors.index.json" in meta.notes[0]
+    assert meta.notes[0].endswith("read at that commit: config.json, hf_quant_config.json")
+    assert meta.safetensors_index is None and meta.notes[1].startswith(
+        "model.safetensors.index.json not read: the root shards are one complete set "
+        "(model-00001..00001-of-00001.safetensors)")
 
 
 def test_split_gguf_url_sums_all_parts(hub):
@@ -123,8 +125,14 @@ def test_selected_safetensors_artifact(hub):
 
 
 def test_artifact_missing_from_the_commit(hub):
+    # one GGUF file is read without the listing: the Hub's 404 EntryNotFound says it is absent
     url = f"{hub.url}/kvfit-test/tiny-gguf/blob/main/nope-Q2_K.gguf"
-    with pytest.raises(HubError, match="nope-Q2_K.gguf is not a file of kvfit-test/tiny-gguf"):
+    with pytest.raises(HubError, match=r"nope-Q2_K.gguf is not in kvfit-test/tiny-gguf at main "
+                                       r"\(HTTP 404\)"):
+        resolve(parse_reference(url))
+    # a missing file of a listing-read reference (a safetensors artifact) is found in the listing
+    url = f"{hub.url}/kvfit-test/tiny-qwen3/blob/main/nope.safetensors"
+    with pytest.raises(HubError, match="nope.safetensors is not a file of kvfit-test/tiny-qwen3"):
         resolve(parse_reference(url))
 
 

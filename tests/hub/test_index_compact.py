@@ -43,8 +43,10 @@ def test_compaction_keeps_what_kvfit_reads():
 
 
 def test_the_cached_snapshot_holds_the_summary(hub, tmp_path):
+    # a stale model.safetensors next to the shards: the index decides the weights, so it is read
     files = {"config.json": QWEN3_CONFIG,
              "model.safetensors.index.json": json.dumps(_index()).encode(),
+             "model.safetensors": b"x" * 32,
              "model-00001-of-00002.safetensors": b"x" * 64,
              "model-00002-of-00002.safetensors": b"x" * 64}
     sha = hub.state.add_commit("kvfit-test/big-index", files)

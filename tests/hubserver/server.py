@@ -80,7 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         kind, repo_id, rev, path = _route(url.path)
         hit = Hit(self.command, kind, repo_id, rev, path if kind != "unknown" else url.path,
-                  self.headers.get("Range"))
+                  self.headers.get("Range"), self.headers.get("Authorization") is not None,
+                  self.headers.get("User-Agent"))
         fault = self.hub.state.fault_for(kind, repo_id, path)
         if fault is not None and fault.delay and self.hub.stopping.wait(fault.delay):
             return

@@ -107,6 +107,8 @@ class Hit:
     rev: str | None
     path: str | None
     range: str | None
+    authorized: bool = False       # the request carried an Authorization header
+    user_agent: str | None = None
 
 
 class HubState:

@@ -1,0 +1,165 @@
+"""kvfit.hub.http_get and request_headers do what huggingface_hub's session and header builder do
+for kvfit's GETs: the same headers and token, credentials kept off other origins, the same error
+kinds hf_raise_for_status tells apart, proxies and CA bundles from the environment."""
+
+from __future__ import annotations
+
+import pytest
+from hubserver import Fault
+from huggingface_hub import constants as hf_constants
+from huggingface_hub.utils import _auth, _headers
+
+from kvfit import __version__
+from kvfit.errors import HubError
+from kvfit.hub import http_get, parse_reference, request_headers, resolve
+
+REPO = "kvfit-test/tiny-qwen3"
+
+
+def _library_headers() -> dict:
+    """huggingface_hub's own headers for kvfit, telemetry off (as kvfit always asks)."""
+    return _headers.build_hf_headers(library_name="kvfit", library_version=__version__)
+
+
+@pytest.fixture
+def token_files(tmp_path, monkeypatch):
+    """huggingface_hub's token file and stored-tokens file in tmp_path."""
+    token, stored = tmp_path / "token", tmp_path / "stored_tokens"
+    monkeypatch.setattr(hf_constants, "HF_TOKEN_PATH", str(token))
+    monkeypatch.setattr(hf_constants, "HF_STORED_TOKENS_PATH", str(stored))
+    monkeypatch.setattr(_auth, "_OAUTH_REFRESH_CACHE", None)
+    return token, stored
+
+
+@pytest.mark.parametrize("env,file_token", [
+    ({}, None), ({"HF_TOKEN": " hf_env\n"}, None), ({"HUGGING_FACE_HUB_TOKEN": "hf_old"}, None),
+    ({"HF_TOKEN": "hf_env", "HUGGING_FACE_HUB_TOKEN": "hf_old"}, "hf_file"),
+    ({}, "hf_file\r\n"), ({}, "   "), ({"HF_TOKEN": ""}, "hf_file"),
+])
+def test_headers_are_the_librarys(hub_env, token_files, env, file_token):
+    hub_env.setattr(hf_constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    for name, value in env.items():
+        hub_env.setenv(name, value)
+    if file_token is not None:
+        token_files[0].write_text(file_token)
+    assert request_headers.hf_headers() == _library_headers()
+
+
+def test_a_refreshable_oauth_token_is_left_to_the_library(hub_env, token_files):
+    token, stored = token_files
+    token.write_text("hf_oauth")
+    stored.write_text("[login]\nhf_token = hf_oauth\nrefresh_token = r\nexpires_at = 1\n")
+    asked = []
+    hub_env.setattr(_auth, "get_token", lambda: asked.append(1) or "hf_refreshed")
+    assert request_headers.hub_token() == "hf_refreshed" and asked == [1]
+
+
+def test_disable_implicit_token_sends_none(hub_env, token_files):
+    hub_env.setenv("HF_TOKEN", "hf_env")
+    hub_env.setattr(hf_constants, "HF_HUB_DISABLE_IMPLICIT_TOKEN", True)
+    assert "authorization" not in request_headers.hf_headers()
+    assert request_headers.hf_headers() == _library_headers()
+
+
+def test_the_token_goes_to_the_hub_but_not_to_the_cdn(hub, hub_env):
+    hub_env.setenv("HF_TOKEN", "hf_good")
+    resolve(parse_reference(REPO), read_headers=True)
+    hits = [h for h in hub.state.log if h.kind in ("api", "resolve", "cdn")]
+    assert {h.kind for h in hits} == {"api", "resolve", "cdn"}
+    # the CDN is another origin (localhost, not 127.0.0.1): the redirect drops the token
+    assert all(h.authorized == (h.kind != "cdn") for h in hits)
+    agent = f"kvfit/{__version__}; hf_hub/"
+    assert all(h.user_agent.startswith(agent) for h in hits)
+
+
+def test_an_endpoints_userinfo_is_sent_as_basic_auth(hub, hub_env):
+    hub_env.setenv("HF_ENDPOINT", hub.url.replace("http://", "http://user:pw@"))
+    resolve(parse_reference(REPO))
+    assert all(h.authorized for h in hub.state.log)
+
+
+def _fails(hub, status: int, message: str) -> HubError:
+    hub.state.faults.append(Fault(kind="api", status=status, body=b"{}",
+                                  headers={"X-Error-Message": message}))
+    with pytest.raises(HubError) as info:
+        resolve(parse_reference(REPO))
+    return info.value
+
+
+def test_an_invalid_token_is_not_reported_as_a_missing_repo(hub):
+    # hf_raise_for_status: a 401 saying "Invalid credentials in Authorization header" is not
+    # RepositoryNotFoundError (utils/_http.py)
+    err = _fails(hub, 401, "Invalid credentials in Authorization header")
+    assert "rejected the token in use as invalid" in err.message and "HTTP 401" in err.message
+
+
+def test_a_disabled_repo_says_so(hub):
+    err = _fails(hub, 403, "Access to this resource is disabled.")
+    assert err.message == f"the Hub has disabled access to {REPO} (HTTP 403)."
+
+
+def test_a_gzip_answer_is_decoded(hub):
+    import gzip
+    import json
+
+    info = {"sha": "1" * 40, "siblings": [{"rfilename": "config.json", "size": 3}]}
+    hub.state.faults.append(Fault(kind="api", body=gzip.compress(json.dumps(info).encode()),
+                                  headers={"Content-Encoding": "gzip"}))
+    from kvfit.hub.transport import HubClient
+
+    with HubClient() as client:
+        got = client.repo_info(REPO, None)
+    assert got.sha == "1" * 40 and [f.path for f in got.files] == ["config.json"]
+
+
+@pytest.mark.parametrize("env,host,want", [
+    ({}, "hf.co", None),
+    ({"HTTPS_PROXY": "http://proxy:3128"}, "hf.co", "http://proxy:3128"),
+    ({"https_proxy": "proxy:3128"}, "hf.co", "http://proxy:3128"),
+    ({"ALL_PROXY": "http://p:1"}, "hf.co", "http://p:1"),
+    ({"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "hf.co"}, "hf.co", None),
+    ({"HTTP_PROXY": "http://proxy:3128"}, "hf.co", None),          # http_proxy is for http://
+])
+def test_proxies_come_from_the_environment(monkeypatch, env, host, want):
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+                 "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert http_get._proxy_for("https", host) == want
+
+
+def test_ssl_cert_file_is_the_ca_bundle(monkeypatch, tmp_path):
+    monkeypatch.setattr(http_get, "_TLS", [])
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with pytest.raises(FileNotFoundError):
+        http_get.tls_context()
+    monkeypatch.delenv("SSL_CERT_FILE")
+    ctx = http_get.tls_context()
+    import ssl
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+
+
+def test_an_https_endpoint_that_is_not_tls_is_unreachable(hub, hub_env):
+    # TLS is always verified; a plain-HTTP server behind an https:// URL fails the handshake
+    hub_env.setenv("HF_ENDPOINT", hub.url.replace("http://", "https://"))
+    from kvfit.hub.transport import HubClient
+
+    with pytest.raises(HubError, match="could not connect to https://127.0.0.1"), \
+            HubClient() as client:
+        client.repo_info(REPO, None)
+
+
+def test_commit_and_size_are_read_as_get_hf_file_metadata_reads_them():
+    from kvfit.hub.transport import _commit_of, _size_of
+
+    sha = "a" * 40
+    lfs = [{"X-Repo-Commit": sha, "X-Linked-Size": "1234", "Location": "https://cdn"},
+           {"Content-Range": "bytes 0-99/1234"}]
+    assert (_commit_of(lfs), _size_of(lfs)) == (sha, 1234)
+    plain = [{"X-Repo-Commit": sha, "Content-Range": "bytes 0-99/567"}]   # no redirect
+    assert (_commit_of(plain), _size_of(plain)) == (sha, 567)
+    renamed = [{"Location": "/new/name/resolve/main/f.gguf"}] + lfs        # a relative move
+    assert (_commit_of(renamed), _size_of(renamed)) == (sha, 1234)
+    odd = [{"X-Repo-Commit": "main", "Content-Range": "bytes 0-99/*"}]
+    assert (_commit_of(odd), _size_of(odd)) == (None, None)

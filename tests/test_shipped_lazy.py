@@ -1,0 +1,102 @@
+"""The shipped spec data is read lazily: while kvfit/specs/shipped.json is as ship.render wrote
+it, an entry is parsed only when asked for and the architecture matchers come from its index;
+the index says what each spec's own validated data says, and an edited file is read whole."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvfit.specs import cache, registry, ship
+from kvfit.specs.registry import ARCH_SCHEMA, spec_files
+
+
+@pytest.fixture
+def fresh_registry():
+    for f in (cache.shipped, registry.builtin_matchers, registry.builtin_architecture):
+        f.cache_clear()
+    yield
+    for f in (cache.shipped, registry.builtin_matchers, registry.builtin_architecture):
+        f.cache_clear()
+
+
+def test_matching_parses_only_the_matched_spec(fresh_registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "c"))
+    entries, whole, matchers = cache.shipped()
+    assert whole and len(matchers) == len(spec_files())     # the committed file is as rendered
+    registry.builtin_architecture("qwen3")
+    qwen3 = cache.key((registry.specs_dir("architectures") / "qwen3.yaml").read_bytes(),
+                      ARCH_SCHEMA)
+    assert set(entries._parsed) == {qwen3}                   # 1 of the corpus' entries parsed
+    assert not (tmp_path / "c").exists()                     # and nothing was written
+
+
+def test_the_index_is_each_specs_own_data(fresh_registry):
+    indexed = {m.id: m for m in registry.builtin_matchers()}
+    entries, _, _ = cache.shipped()
+    for path in spec_files():
+        data = entries[cache.key(path.read_bytes(), ARCH_SCHEMA)]["data"]
+        m = indexed[data["id"]]
+        assert (m.path, m.model_types, m.architectures) == (
+            path, tuple(data["match"]["model_type"]), tuple(data["match"].get("architectures", ())))
+
+
+def test_an_edited_file_is_read_whole_without_its_index(fresh_registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "c"))
+    text = cache.SHIPPED.read_text(encoding="utf-8")
+    edited = tmp_path / "shipped.json"
+    # one matcher edited after ship wrote the file: its checksum no longer holds
+    edited.write_text(text.replace('["qwen3",["qwen3"],', '["qwen3",["qwen3","llama"],', 1))
+    assert edited.read_text() != text
+    monkeypatch.setattr(cache, "SHIPPED", edited)
+    cache.shipped.cache_clear()
+    entries, whole, matchers = cache.shipped()
+    assert not whole and matchers == {} and len(entries) == len(json.loads(text)["entries"])
+    qwen3 = next(m for m in registry.builtin_matchers() if m.id == "qwen3")
+    assert qwen3.model_types == ("qwen3",)                 # the spec's own data, not the edit
+    assert not (tmp_path / "c").exists()                   # every entry still answered
+
+
+def test_a_file_without_matchers_still_answers(fresh_registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("KVFIT_CACHE_DIR", str(tmp_path / "c"))
+    bundle = json.loads(cache.SHIPPED.read_text(encoding="utf-8"))
+    bundle.pop("sha256")
+    del bundle["matchers"]
+    plain = tmp_path / "shipped.json"
+    ship.write(plain, ship.render(bundle))
+    monkeypatch.setattr(cache, "SHIPPED", plain)
+    cache.shipped.cache_clear()
+    entries, whole, matchers = cache.shipped()
+    assert whole and matchers == {} and len(entries) == len(bundle["entries"])
+    assert registry.builtin_architecture("qwen3").id == "qwen3"
+
+
+def _shape(params) -> object:
+    """A Parameters block as plain values: every expression by its text (Expr holds an AST,
+    which compares by identity)."""
+    def plain(v):
+        if hasattr(v, "names") and hasattr(v, "text"):
+            return ("expr", v.text)
+        if isinstance(v, tuple | list):
+            return tuple(plain(x) for x in v)
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if hasattr(v, "__dataclass_fields__"):
+            return (type(v).__name__, {k: plain(getattr(v, k)) for k in v.__dataclass_fields__})
+        return v
+    return plain(params)
+
+
+def test_a_plans_deferred_parameters_are_the_eager_compile(fresh_registry):
+    """A plan's spec compiles its `parameters:` block when first read; it is the block
+    `specs check` compiles at once, for every bundled spec."""
+    for path in spec_files():
+        eager, problems = registry.load_architecture_file(path)
+        assert not problems
+        lazy, problems = registry.load_architecture_file(path, defer_parameters=True)
+        assert not problems
+        if eager.parameters is not None:                 # deferred until this read
+            assert type(lazy.compiled_parameters).__name__ == "_Deferred"
+        assert _shape(lazy.parameters) == _shape(eager.parameters), path.name
+        assert lazy.compiled_parameters is lazy.parameters        # compiled once, then kept
