@@ -85,3 +85,11 @@ def test_the_bundled_audit_prepares_each_question_once(prepares, monkeypatch):
     monkeypatch.setattr("kvfit.audit.run.Preparations", Fresh)
     assert run(load_frontier(EXAMPLE)) == report
     assert len(prepares) == 264
+
+
+def test_only_the_fleet_is_left_out_of_the_key():
+    # Every other request field keys a preparation, so a field prepare() reads can never be
+    # shared by mistake; the fleet names are real fields (a rename would only cost reuse).
+    from kvfit.plan.prepared import FLEET
+
+    assert set(FLEET) == {"hardware", "gpus", "system", "nodes"} <= set(PlanRequest.names())

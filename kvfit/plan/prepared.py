@@ -12,9 +12,7 @@ prepare() wrote are handed to every plan in the order a fresh preparation writes
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-FLEET = {"hardware": None, "gpus": None, "system": None, "nodes": None}
+FLEET = ("hardware", "gpus", "system", "nodes")
 
 
 class Preparations:
@@ -25,7 +23,7 @@ class Preparations:
     the same refusal)."""
 
     def __init__(self) -> None:
-        self._done: list[tuple] = []      # (request without its fleet, capability, meta, result)
+        self._done: list[tuple] = []      # (request's other fields, capability, meta, result)
 
     def __call__(self, req, warnings: list[str], meta):
         from ..errors import KvfitError
@@ -37,7 +35,7 @@ class Preparations:
             capability = _capability(req) if req.engine else None
         except KvfitError:                # prepare() raises the same refusal, in its own order
             return prepare(req, warnings, meta)
-        key = replace(req, **FLEET)
+        key = {k: v for k, v in vars(req).items() if k not in FLEET}    # every other field
         for k, cap, known, (m, head, written) in self._done:
             if known is meta and cap == capability and k == key:
                 warnings.extend(written)
