@@ -111,7 +111,7 @@ compares the whole report with a fresh preparation per plan). The weights check 
 plan's resolution and config-shape estimate instead of making its own per context, and the
 text audit no longer imports the JSON renderer. What is left is per checkpoint, done once:
 the catalog read, its spec's compile, and the config-shape weight estimate (9 of the 12
-models have no weight files offline; ~35 % of the audit's own work), then the 264 placements
+models have no weight files offline; about 30 % of the run under cProfile), then the 264 placements
 (each fleet's layouts on both memory bases).
 """
 
