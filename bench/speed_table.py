@@ -88,6 +88,31 @@ What is left of the Hub path's cost is http.client's own imports (email's header
 ssl, socket: about 15-20 ms cpu), huggingface_hub.constants, kvfit.hub's modules and the
 request itself; for an https endpoint, loading the CA bundle (ssl.create_default_context,
 about 30 ms) on top.
+
+Bundled audit, the bar "the bundled audit's cpu <= 3x one plan" (session 6, branch
+audit-speed; 2026-12-01, load average 2-3 from other jobs, --runs 5, both checkouts measured
+in one go: before main at 11a2dc3 with --root, after the branch). Bytecode on, cpu ms:
+
+    case / ratio                    bar    before   after
+    audit, bundled (offline)        -        403      297   (26.5 -> 26.8 MiB)
+    plan, catalog (--offline)       -        124      118   (the denominator; no change here)
+    bundled audit cpu / one plan    3       3.24     2.53   (bytecode off: 1.69 -> 1.44)
+    audit, 4 hub models, cold       -        423      392   (8 requests both)
+    audit, 4 hub models, pinned     -        378      364   (0 requests both)
+
+Where it went: the audit planned every model x context x fleet from scratch, 264 plans and
+264 preparations (spec match, dtypes, context, state, weights, the engines' layout judge, the
+report head) for 12 models x 2 contexts x (1 state-only + 9 fleets) + 2 dtype-check plans
+per model. A preparation reads the fleet only for an engine's compute capability, so
+kvfit.plan.prepared keeps one per checkpoint, context and dtype (and capability) and prices
+every fleet from it, as the --systems search already does topology after topology: 36
+preparations, the same bytes out (text and JSON diffed before/after; tests/test_prepared.py
+compares the whole report with a fresh preparation per plan). The weights check reuses the
+plan's resolution and config-shape estimate instead of making its own per context, and the
+text audit no longer imports the JSON renderer. What is left is per checkpoint, done once:
+the catalog read, its spec's compile, and the config-shape weight estimate (9 of the 12
+models have no weight files offline; about 30 % of the run under cProfile), then the 264 placements
+(each fleet's layouts on both memory bases).
 """
 
 from __future__ import annotations

@@ -89,3 +89,29 @@ def test_an_engine_plan_without_the_engine_installed_reads_no_package_metadata(t
     loaded = _loaded(tmp_path, *PLAN, "--engine", "vllm")
     assert "kvfit.engines.vllm" in loaded
     assert "importlib.metadata" not in loaded
+
+
+AUDIT = ROOT / "examples" / "audit" / "open-frontier.toml"
+
+
+def _audit_loaded(tmp_path, *argv: str) -> set[str]:
+    env = dict(os.environ, KVFIT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-c", PROBE, "audit", str(AUDIT), *argv],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr         # the bundled audit passes
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+def test_an_audit_loads_the_renderer_it_writes_and_no_other_questions_code(tmp_path):
+    """Issue 13, "the bundled audit's cpu <= 3x one plan": the audit prices every fleet from
+    one preparation per checkpoint and context (kvfit.plan.prepared), writes its text without
+    the JSON renderer and its JSON without the text one, and asks no other question."""
+    text = _audit_loaded(tmp_path)
+    assert {"kvfit.plan.prepared", "kvfit.audit.render", "kvfit.plan.placements"} <= text
+    assert "kvfit.report.jsonout" not in text
+    as_json = _audit_loaded(tmp_path, "--json")
+    assert "kvfit.report.jsonout" in as_json and "kvfit.audit.render" not in as_json
+    others = ("kvfit.plan.search", "kvfit.plan.inverse", "kvfit.plan.suggest", "kvfit.detect",
+              "kvfit.plan.launch", "kvfit.preflight.check", "kvfit.cli.helptext", "subprocess",
+              "difflib", "huggingface_hub", "ruamel", "packaging")
+    assert sorted(m for m in others if m in text | as_json) == []

@@ -20,14 +20,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str]) -> int:
-    from ..report.jsonout import render_json
     from .config import load_frontier
-    from .render import render_text
     from .run import run as run_audit
 
     args = build_parser().parse_args(argv)
     report = run_audit(load_frontier(Path(args.file)), quiet=args.json)
-    sys.stdout.write(render_json(report) if args.json else render_text(report))
+    if args.json:
+        from ..report.jsonout import render_json
+        sys.stdout.write(render_json(report))
+    else:
+        from .render import render_text
+        sys.stdout.write(render_text(report))
     return 0 if report["passed"] else 1
 
 

@@ -8,6 +8,7 @@ from fractions import Fraction
 from ..errors import KvfitError
 from ..plan.build import load_metadata, plan
 from ..plan.layouts import recommended_layout
+from ..plan.prepared import Preparations
 from ..plan.request import PlanRequest
 from ..report.words import count
 from .config import Frontier
@@ -17,7 +18,8 @@ from .weights_check import summary, weights_check
 
 def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
     """One plan of the audit, answered by the audit's capacity model (its engine, if any), on
-    the checkpoint the audit read once (`m["meta"]`; None: the plan reads it and refuses)."""
+    the checkpoint the audit read once (`m["meta"]`; None: the plan reads it and refuses),
+    prepared once per context and dtype for all its fleets (`m["prepared"]`)."""
     name, version = (None, None)
     if engine:
         from ..engines.spec import parse_engine
@@ -26,21 +28,22 @@ def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> di
                       kv_dtype=m.get("kv_dtype", "auto"),
                       weight_gib=m.get("weight_gib"), offline=offline, engine=name,
                       engine_version=version, suggest=False, **extra)
-    return plan(req, meta=m.get("meta"))
+    return plan(req, meta=m.get("meta"), prepared=m.get("prepared"))
 
 
 def _pinned(m: dict, offline: bool) -> dict:
     """The model entry with its checkpoint read once (`meta`) and pinned to the Hub commit it
     resolved to, so every plan of the audit (each context, fleet, oracle, weights and dtype
-    check) uses that metadata instead of reading or resolving it again. A model that cannot
-    be read is left as given: its plans report the refusal."""
+    check) uses that metadata instead of reading or resolving it again, and its preparations
+    (`prepared`: spec, dtypes, state and weights once per context and dtype, priced on every
+    fleet). A model that cannot be read is left as given: its plans report the refusal."""
     try:
         meta = load_metadata(PlanRequest(model=m["model"], offline=offline))
     except KvfitError:
         return m
     if meta.origin == "hub" and meta.revision and re.fullmatch(r"[0-9a-f]{40}", meta.revision):
         m = m | {"revision": meta.revision}
-    return m | {"meta": meta}
+    return m | {"meta": meta, "prepared": Preparations()}
 
 
 def _meta(m: dict, offline: bool):
@@ -134,7 +137,7 @@ def _dtype_check(f: Frontier, m: dict) -> str | None:
         narrow = plan(PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
                                   kv_dtype="fp8",
                                   weight_gib=m.get("weight_gib"), offline=f.offline),
-                      meta=m.get("meta"))
+                      meta=m.get("meta"), prepared=m.get("prepared"))
     except KvfitError:
         return None
     if narrow["state"]["bytes_per_sequence"] > wide["state"]["bytes_per_sequence"]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..errors import KvfitError
+from ..metadata import once
 from ..state.resolve import resolve_architecture
 from ..weights import config_estimate
 
@@ -18,10 +19,10 @@ def weights_check(meta, report: dict) -> dict | None:
     weights = report["weights"]
     if weights.get("source") != "safetensors index":
         return None
-    try:
-        res = resolve_architecture(meta.config)
+    try:         # the plan's own resolution and estimate of this checkpoint (each made once)
+        res = once(meta, ("resolution",), lambda: resolve_architecture(meta.config))
         width = Fraction(report["dtypes"]["model"]["bytes_per_value"])
-        est, basis = config_estimate(meta, res, width)
+        est, basis = once(meta, ("estimate", width, False), lambda: config_estimate(meta, res, width))
     except KvfitError as err:
         est, basis = None, err.message
     if est is None:

@@ -328,7 +328,8 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
                         "detail": m.weights.detail}}
 
 
-def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None) -> dict:
+def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
+         prepared=None) -> dict:
     """Run a plan and return the JSON-ready report.
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
@@ -336,7 +337,8 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
     command of the recommended layout. With --check-engine the report gains `engine_check`.
     meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
-    resolves the checkpoint once for all its cells).
+    resolves the checkpoint once for all its cells). prepared (optional): a
+    kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
     """
     from ..preflight.options import engine_check
 
@@ -356,7 +358,7 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
         req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))
-    m, report = prepare(req, warnings, meta)
+    m, report = (prepared or prepare)(req, warnings, meta)
     if detected is not None:
         report["detected_hardware"] = detected
     asked, req = req, replace(req, utilization=m.capacity.budget_utilization)   # resolved once
