@@ -155,7 +155,7 @@ def test_the_offset_reader_reads_every_layout_as_the_split_reader_did():
               body[:-1], body + b"\n", body.replace(b"}}\n", b"}}}\n")]
     for b in bodies:
         whole = head + b"\n" + b
-        want = _outcome(lambda: _split_reader(b))
-        got = _outcome(lambda: cache._rendered(whole, len(head) + 1))
+        want = _outcome(lambda b=b: _split_reader(b))
+        got = _outcome(lambda whole=whole: cache._rendered(whole, len(head) + 1))
         assert got == want, b[:60]
     assert _outcome(lambda: cache._rendered(raw, len(head) + 1))[0]     # the real file reads
