@@ -108,3 +108,69 @@ def test_subclass_records_compare_their_own_fields():
     assert repr(Sub(1, 2)) == "test_subclass_records_compare_their_own_fields.<locals>.Sub(a=1, b=2)"
     assert Sub(1, 2) != Sub(1, 3) and Sub(1, 2) == Sub(1, 2) and Base(1) != Sub(1, 0)
     assert hash(Sub(1, 2)) == hash((1, 2))
+
+
+def _call(cls, args, kwargs):
+    """(vars in order, or the error's type) of cls(*args, **kwargs)."""
+    try:
+        obj = cls(*args, **kwargs)
+    except TypeError:
+        return "TypeError"
+    return list(vars(obj).items())
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_record_init_takes_what_the_generated_init_takes(frozen):
+    """Positional and keyword arguments, defaults, a fresh default_factory value per
+    instance, and a TypeError for a missing, unknown, doubled or extra argument; the fields
+    set in field order."""
+    ref_cls, rec_cls = _twins("options", frozen)
+    calls = [((1,), {}), ((1, 2), {"h": 5}), ((), {"a": 3, "items": [1]}), ((1, 2, 3, 4, [5]), {}),
+             ((), {}), ((1,), {"a": 2}), ((1,), {"nope": 1}), ((1, 2, 3, 4, [], 6), {}),
+             ((), {"loose": 1})]
+    for args, kwargs in calls:
+        assert _call(rec_cls, args, kwargs) == _call(ref_cls, args, kwargs), (args, kwargs)
+    assert rec_cls(1).items is not rec_cls(1).items
+
+
+def test_frozen_records_refuse_assignment_and_deletion_as_dataclasses_do():
+    ref_cls, rec_cls = _twins("plain", True)
+    for obj in (ref_cls(1), rec_cls(1)):
+        obj.__dict__["scratch"] = 0
+    messages = []
+    for obj in (ref_cls(1), rec_cls(1)):
+        got = []
+        for act, args in ((setattr, ("a", 2)), (delattr, ("b",)), (setattr, ("other", 1))):
+            with pytest.raises(dataclasses.FrozenInstanceError) as exc:
+                act(obj, *args)
+            got.append(str(exc.value))
+        messages.append(got)
+    assert messages[0] == messages[1] == ["cannot assign to field 'a'", "cannot delete field 'b'",
+                                          "cannot assign to field 'other'"]
+
+
+def test_a_record_with_a_post_init_keeps_dataclasses_own_init():
+    @record(frozen=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self):
+            if self.a < 0:
+                raise ValueError("negative")
+
+    assert Checked(1).a == 1 and Checked(1) == Checked(1)
+    with pytest.raises(ValueError):
+        Checked(-1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Checked(1).a = 2
+
+
+def test_a_frozen_record_cannot_extend_a_mutable_one():
+    @record
+    class Base:
+        a: int
+
+    with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+        @record(frozen=True)
+        class Sub(Base):
+            b: int = 0
