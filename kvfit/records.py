@@ -93,6 +93,10 @@ def _init(cls):
 
     def __init__(self, *args, **kwargs):
         given = len(args)
+        if given == n and not kwargs:                 # every field given in order
+            for name, value in zip(names, args):
+                setter(self, name, value)
+            return
         if given > n:
             raise TypeError(f"__init__() takes {n + 1} positional arguments but {given + 1} "
                             "were given")
