@@ -94,7 +94,7 @@ def _init(cls):
     def __init__(self, *args, **kwargs):
         given = len(args)
         if given == n and not kwargs:                 # every field given in order
-            for name, value in zip(names, args):
+            for name, value in zip(names, args, strict=True):
                 setter(self, name, value)
             return
         if given > n:
