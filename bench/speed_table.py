@@ -65,6 +65,41 @@ start-up objects at the default threshold nor walks everything once more at exit
 the local plan as denominator move with it: hub peak RSS / local plan 1.56 -> 1.71, bundled
 audit cpu / one plan 2.95 -> 3.23 (the hub and audit runs themselves got cheaper).
 
+Warm local plan, second pass (session 6, branch plan-trim; 2026-12-01, load average about
+1 during both runs, so wall and cpu agree). Before: main at 11a2dc3; after: plan-trim.
+--runs 5, bytecode on, ms wall (cpu within 1-2 ms of it):
+
+    case / ratio                    bar    before   after
+    python -c pass                  -         12      12
+    plan, local, warm               -         93      70   (peak RSS 20.8 -> 19.7 MiB)
+    plan, first run ever            -         94      71
+    plan --engine vllm, warm        -        104      81
+    explain-log (vllm fixture)      -         95      80
+    hub plan, warm branch           -        133     110
+    search N=8                      -         98      76
+    audit, bundled (offline)        -        407     403
+    warm plan / python -c pass      8       8.04    5.97   (bytecode off 21.4 -> 19.7)
+    paired, 21 runs, load 0.4               8.00    6.10   (cpu 8.24 -> 6.28)
+    instructions (valgrind callgrind)     392.3 M  273.8 M (python -c pass 36.4 M)
+
+Where it went: dataclasses compiled 65 methods from source (one exec each: __init__,
+__repr__, __eq__, __hash__ and a frozen class's __setattr__/__delattr__) for the 25 classes a
+plain plan defines, about 12 ms; they are kvfit.records.record classes now, whose methods are
+closures over the field list (dataclasses keeps the field model). The shipped spec data is
+read by offset (hashed in place, an entry's span copied out when asked for: 2.2 -> 0.7 ms),
+a printable ASCII report skips the per-character escape loop (0.3 ms text, 0.9 ms JSON), and
+config.json's byte-order mark is a prefix check (the utf-8-sig codec module not loaded).
+The audit makes about 6,200 record instances, each about a microsecond slower to build than
+with a compiled __init__, which its start-up saving cancels (407 -> 403 ms).
+Ratios with the local plan as denominator move with it: hub warm branch / local plan 1.42 ->
+1.59 (bar 1.5; the hub plan itself 133 -> 110 ms), hub cold 1.43 -> 1.61, hub peak RSS 1.24
+-> 1.30, bundled audit cpu / one plan 3.33 -> 4.04, explain-log / plan 1.01 -> 1.15.
+What is left of a warm plan is mostly imports: dataclasses itself (with inspect, dis,
+tokenize: about 26 M instructions), pathlib (with urllib.parse and ipaddress, ~17 M),
+hashlib's OpenSSL (~12 M to load, plus sha256 over ~1.2 MB of spec bytes a plan hashes for
+its cache keys and the shipped file's checksum), argparse, simpleeval (with random) and
+fractions (with decimal); and kvfit's own 57 modules (530 KB of bytecode).
+
 That run's Hub floor was huggingface_hub's own imports (httpx2, which reads its version with
 importlib.metadata, and the token helpers' yaml and filelock), and an indexed checkpoint
 needed 3 requests cold (sha and file sizes, config.json, the index), so 4 models made 10.

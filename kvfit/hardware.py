@@ -6,11 +6,11 @@ first use (a `--hardware` plan reads no system spec); they are importable from h
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
 from .errors import UsageError
 from .paths import specs_dir
+from .records import record
 from .specs import cache as spec_cache
 from .specs.checked import load_checked
 
@@ -24,7 +24,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Accelerator:
     """One accelerator type. Memory figures in GiB/MiB as the spec gives them (None if unknown)."""
 

@@ -6,10 +6,12 @@ object, so a new source plugs in by building one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileEntry:
     """A file in the checkpoint, path relative to the repo root, size in bytes (None if unknown)."""
 
@@ -17,7 +19,7 @@ class FileEntry:
     size: int | None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Metadata:
     """What kvfit knows about one checkpoint.
 

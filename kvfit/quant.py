@@ -17,11 +17,13 @@ not "unknown", because it changes the bytes of every cached token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kvfit.errors import ConfigError
 from kvfit.metadata import Metadata, once
 from kvfit.quant_floors import _FLOORS, runtime_floor
+
+from .records import record
 
 # Nominal bits per stored weight element, scales excluded. AWQ kernels are 4-bit (a declared
 # `bits` overrides); GPTQ has no default width.
@@ -46,7 +48,7 @@ KV_CACHE_DTYPES = frozenset(v for v in _KV.values() if v)
 _HF = "hf_quant_config.json: quantization"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class QuantSummary:
     """What a checkpoint declares about its quantization.
 
@@ -91,7 +93,7 @@ class QuantSummary:
         return out | {k: sorted(out[k]) for k in ("formats", "sources", "warnings")}
 
 
-@dataclass
+@record
 class _Decl:
     """One parsed declaration: (format, targets) per quantized group, plus exclusions."""
 

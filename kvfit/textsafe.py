@@ -47,6 +47,10 @@ def redact(text: str) -> str:
 def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
     """Control characters (C0, DEL, C1), bidi overrides and lone surrogates as \\xNN /
     \\uNNNN escapes; newlines and tabs are kept when `keep_newlines`."""
+    if text.isascii():      # ASCII is printable but for C0 and DEL, the ASCII this escapes
+        rest = text.replace("\n", "").replace("\t", "") if keep_newlines else text
+        if rest.isprintable():
+            return text     # a plan's whole report, without a loop over its characters
     out = []
     for ch in text:
         code = ord(ch)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .errors import ConfigError, UsageError
 from .metadata import Metadata
+from .records import record
 
 GIB = 1024**3
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Weights:
     """Total checkpoint weight bytes (None if unknown), with provenance."""
 

@@ -10,6 +10,7 @@ blocks). Processes are inspected, never timed."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -58,6 +59,7 @@ NOT_ON_A_PLAIN_PLAN = (
     "kvfit.plan.inverse", "kvfit.plan.search", "kvfit.detect", "kvfit.plan.stages",
     "kvfit.plan.rope", "kvfit.engines.common", "kvfit.preflight.check", "kvfit.hardware_systems",
     "kvfit.specs.experts", "kvfit.specs.parameters",    # the config-shape weight estimate's
+    "encodings.utf_8_sig",          # config.json's byte-order mark is a prefix check (plan-trim)
 )
 
 
@@ -81,6 +83,69 @@ def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
     loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--hardware", "h100-80", "--gpus",
                      "2", "--json")
     assert "kvfit.specs.parameters" in loaded
+
+
+# After a plan: every dataclass of kvfit's loaded modules, with the file of the code of its
+# __init__, frozen guards, __eq__, __hash__ and __repr__ (a method dataclasses compiled has
+# "<string>"; its __repr__ is wrapped by a recursion guard in dataclasses.py).
+CLASSES = """
+import json, sys
+from kvfit.cli.main import main
+code = main(sys.argv[1:])
+out = {}
+for name, mod in list(sys.modules.items()):
+    if not name.startswith("kvfit"):
+        continue
+    for cls in vars(mod).values():
+        if isinstance(cls, type) and cls.__module__ == name and "__dataclass_fields__" in vars(cls):
+            out[f"{name}.{cls.__qualname__}"] = {
+                m: getattr(getattr(cls, m), "__code__", None) and getattr(cls, m).__code__.co_filename
+                for m in ("__init__", "__setattr__", "__delattr__", "__eq__", "__hash__", "__repr__")}
+print(json.dumps(out), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_plain_plan_compiles_no_method_per_class(tmp_path):
+    """Issue 13 (plan-trim): dataclasses compiles each generated method on its own (65
+    compiles, about 12 ms, for the 25 classes a plain plan defines). They are
+    kvfit.records.record classes: their __init__, frozen guards, __eq__, __hash__ and
+    __repr__ are records.py's closures (or the class's own, or None for a mutable class's
+    hash)."""
+    env = dict(os.environ, KVFIT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-c", CLASSES, *PLAN], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    classes = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert {"kvfit.plan.request.PlanRequest", "kvfit.specs.architecture.Architecture",
+            "kvfit.hardware.Accelerator", "kvfit.plan.capacity.Capacity"} <= set(classes)
+    assert len(classes) >= 25
+    generated = {f"{cls}.{m}" for cls, methods in classes.items()
+                 for m, where in methods.items() if where in ("<string>", dataclasses.__file__)}
+    assert sorted(generated) == []
+    records = str(ROOT / "kvfit" / "records.py")
+    assert classes["kvfit.hardware.Accelerator"]["__eq__"] == records
+    assert classes["kvfit.hardware.Accelerator"]["__init__"] == records
+    assert classes["kvfit.hardware.Accelerator"]["__setattr__"] == records
+    assert classes["kvfit.plan.request.PlanRequest"]["__hash__"] is None    # mutable: unhashable
+
+
+def test_a_config_with_a_byte_order_mark_reads_as_utf_8_sig_does():
+    from kvfit.errors import ConfigError
+    from kvfit.source.jsonfile import parse_json
+
+    for raw in (b'{"a": 1}', b'\xef\xbb\xbf{"a": "\xc3\xa9"}', b'\xef\xbb\xbf\xef\xbb\xbf{}',
+                b'\xef\xbb\xbf{"a": "\xff"}'):
+        try:
+            want = json.loads(raw.decode("utf-8-sig"))
+        except ValueError as exc:
+            want = type(exc)
+        try:
+            got = parse_json(raw, "config.json")
+        except ConfigError as exc:
+            got = "not UTF-8" in str(exc) and UnicodeDecodeError or "not valid JSON" in str(exc) \
+                and json.JSONDecodeError
+        assert got == want, raw
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None,

@@ -100,3 +100,62 @@ def test_a_plans_deferred_parameters_are_the_eager_compile(fresh_registry):
             assert type(lazy.compiled_parameters).__name__ == "_Deferred"
         assert _shape(lazy.parameters) == _shape(eager.parameters), path.name
         assert lazy.compiled_parameters is lazy.parameters        # compiled once, then kept
+
+
+def _split_reader(body: bytes):
+    """The reader before plan-trim (kvfit.specs.cache._rendered at main 11a2dc3, which split the
+    body into copied lines), kept as the oracle the offset reader must agree with."""
+    lines = body.split(b"\n")
+    if lines[-2:] != [b"}}", b""]:
+        return None
+    lines = lines[:-2]
+    cut = lines.index(cache.MATCHERS_LINE) if cache.MATCHERS_LINE in lines else len(lines)
+    entries = {}
+    for line in lines[:cut]:
+        name, sep, value = line.partition(b'": ')
+        if not sep or name[:1] != b'"':
+            return None
+        entries[name[1:].decode("ascii")] = value.removesuffix(b",")
+    index = json.loads(b"{" + b"\n".join(lines[cut + 1:]) + b"}") if cut < len(lines) else {}
+    return entries, index
+
+
+def _outcome(read):
+    try:
+        found = read()
+    except (ValueError, UnicodeDecodeError) as exc:
+        return type(exc).__name__
+    if found is None:
+        return None
+    entries, index = found
+    parsed = {}
+    for k in entries:
+        try:
+            parsed[k] = json.loads(entries[k]) if isinstance(entries, dict) else entries[k]
+        except ValueError:
+            parsed[k] = "not JSON"
+    return parsed, index
+
+
+def test_the_offset_reader_reads_every_layout_as_the_split_reader_did():
+    """The committed file and edited ones (no matchers, matchers last, an empty or a
+    comma-less line, a key without quotes, truncated, bare "}}"): the same entries, the same
+    index, the same refusals."""
+    raw = cache.SHIPPED.read_bytes()
+    head, _, body = raw.partition(b"\n")
+    lines = body.split(b"\n")
+    cut = lines.index(cache.MATCHERS_LINE)
+    bodies = [body, b"}}\n", b"\n}}\n", b"", b"}}", b'"a": 1\n}}\n', b'"a": 1,\n"b": [2]\n}}\n',
+              b"\n".join(lines[:cut] + lines[-2:]),                  # no matchers section
+              b"\n".join(lines[:cut + 1] + lines[-2:]),              # matchers line last
+              b"\n".join(lines[:3] + [b""] + lines[3:]),             # an empty line
+              b"\n".join(lines[:2] + [b'a": {}'] + lines[2:]),       # a key without its quote
+              b"\n".join(lines[:2] + [b'"x": {not json},'] + lines[2:]),
+              b"\n".join(lines[:2] + [b'"\xff": 1,'] + lines[2:]),   # a key that is not ASCII
+              body[:-1], body + b"\n", body.replace(b"}}\n", b"}}}\n")]
+    for b in bodies:
+        whole = head + b"\n" + b
+        want = _outcome(lambda b=b: _split_reader(b))
+        got = _outcome(lambda whole=whole: cache._rendered(whole, len(head) + 1))
+        assert got == want, b[:60]
+    assert _outcome(lambda: cache._rendered(raw, len(head) + 1))[0]     # the real file reads

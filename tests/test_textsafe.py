@@ -40,6 +40,20 @@ def test_control_characters_are_escaped():
     assert escape_controls("naïve ü 日本") == "naïve ü 日本"
 
 
+def test_every_ascii_character_is_escaped_as_before_the_ascii_shortcut():
+    """The ASCII shortcut (printable text returned as it is) escapes exactly what the
+    character loop does: each of the 128 characters alone and inside printable text, in
+    both modes. Expected by the rule: 0x00-0x1f and 0x7f as \\xNN, but \\n and \\t kept
+    with keep_newlines; every other ASCII character as it is."""
+    for code in range(128):
+        ch = chr(code)
+        for keep in (True, False):
+            want = ch if (0x20 <= code < 0x7F or (keep and ch in "\n\t")) else f"\\x{code:02x}"
+            assert escape_controls(ch, keep_newlines=keep) == want, (code, keep)
+            assert escape_controls(f"kv {ch} fits", keep_newlines=keep) == f"kv {want} fits"
+    assert escape_controls("") == ""
+
+
 def test_error_rendering_uses_the_helper():
     err = HubError("could not connect to http://me:SECRET@127.0.0.1:9 \x1b]0;title\x07",
                    hint="HF_TOKEN=hf_abcdefghij")

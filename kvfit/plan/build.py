@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from ..errors import UsageError
 from ..metadata import Metadata, once
+from ..records import record
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -28,7 +29,7 @@ REPORT_VERSION = 2
 PARALLELISMS = ("tp", "sglang-dpa", "vllm-dp-ep")
 
 
-@dataclass
+@record
 class Model:
     """Everything placements need about the checkpoint; `at(ctx)` re-counts the state."""
 

@@ -17,8 +17,9 @@ Sequences per engine instance (one DP replica / one attention-DP group):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..records import record
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
@@ -27,7 +28,7 @@ POINTER = ("weights + counted per-sequence state within the budget; add --engine
            "--engine sglang for the engine's own allocator")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Capacity:
     """Which model answers, and what it needs besides a layout.
 

@@ -8,12 +8,14 @@ and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.plan.spellings maps t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
+
+from ..records import record
 
 DEFAULT_UTILIZATION = 0.9
 
 
-@dataclass
+@record
 class PlanRequest:
     """One plan's inputs. Sizes in GiB, context as given (int or '32k'), fractions 0-1.
 

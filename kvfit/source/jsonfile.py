@@ -8,6 +8,9 @@ from pathlib import Path
 from ..errors import ConfigError
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
+# One leading byte-order mark is dropped, as the utf-8-sig codec does, without loading that
+# codec (a module of four classes, for a prefix check).
+BOM = b"\xef\xbb\xbf"
 
 
 def _no_duplicates(pairs):
@@ -28,7 +31,7 @@ def parse_json(raw: bytes, name: str) -> object:
     if len(raw) > MAX_JSON_BYTES:
         raise ConfigError(f"{name} is larger than 64 MiB; refusing to parse it.")
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.removeprefix(BOM).decode("utf-8")
         return json.loads(text, object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError:
         raise ConfigError(f"{name} is not UTF-8 text.") from None

@@ -7,9 +7,10 @@ retention kind lives in kvfit.state.kinds.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..expr import Expr, ExprError, compile_expr
+from ..records import record
 from .loader import Doc
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
@@ -31,7 +32,7 @@ TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compr
 SELECTOR_KEYS = ("all", "where", "list", "chars", "indices", "except")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     """A canonical field: config keys to read, type, and default (expression or literal)."""
 
@@ -46,7 +47,7 @@ class Field:
     enum: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selector:
     """A layer set definition (exactly one mode)."""
 
@@ -60,7 +61,7 @@ class Selector:
     names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Component:
     """One kind of retained state over a layer set."""
 
@@ -82,7 +83,7 @@ class Component:
     layout_paging: tuple[tuple[str, Expr | None, Expr | None, Expr | None], ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Architecture:
     """A compiled architecture spec."""
 

@@ -87,47 +87,60 @@ def _trusted(k: str, doc) -> tuple[bool, object]:
 
 
 class _Lines(Mapping):
-    """key -> entry of a rendered shipped file, each entry parsed from its line on first use
-    (a ValueError if that line is not JSON)."""
+    """key -> entry of a rendered shipped file, each entry parsed from its span of the file's
+    bytes on first use (a ValueError if that span is not JSON): the file is read once and
+    only the entries a run asks for are copied out of it."""
 
-    def __init__(self, lines: dict[str, bytes]):
-        self._lines, self._parsed = lines, {}
+    def __init__(self, raw: bytes, spans: dict[str, tuple[int, int]]):
+        self._raw, self._spans, self._parsed = raw, spans, {}
 
     def __getitem__(self, k: str):
         if k not in self._parsed:
-            self._parsed[k] = json.loads(self._lines[k])
+            start, end = self._spans[k]
+            self._parsed[k] = json.loads(self._raw[start:end])
         return self._parsed[k]
 
     def __iter__(self):
-        return iter(self._lines)
+        return iter(self._spans)
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self._spans)
 
     def __contains__(self, k) -> bool:
-        return k in self._lines
+        return k in self._spans
 
 
 MATCHERS_LINE = b'}, "matchers": {'
 
 
-def _rendered(body: bytes) -> tuple[_Lines, dict] | None:
-    """(entries, matchers) of a body laid out as ship.render writes it: one `"key": value` line
-    per entry, then optionally the matchers' section (parsed at once: a small object, one line
-    per spec); None if laid out otherwise."""
-    lines = body.split(b"\n")
-    if lines[-2:] != [b"}}", b""]:
+def _rendered(raw: bytes, start: int) -> tuple[_Lines, dict] | None:
+    """(entries, matchers) of the body raw[start:] laid out as ship.render writes it: one
+    `"key": value` line per entry (its trailing comma not part of the value), then optionally
+    the matchers' section (parsed at once: a small object, one line per spec), then `}}`;
+    None if laid out otherwise. The lines are found by offset, not split into copies."""
+    end = len(raw)
+    if not raw.endswith(b"}}\n") or end - start < 3 or (end - start > 3 and raw[end - 4] != 10):
         return None
-    lines = lines[:-2]
-    cut = lines.index(MATCHERS_LINE) if MATCHERS_LINE in lines else len(lines)
-    entries = {}
-    for line in lines[:cut]:
-        name, sep, value = line.partition(b'": ')
-        if not sep or name[:1] != b'"':
+    stop = end - 4                           # the newline before the closing "}}"
+    spans: dict[str, tuple[int, int]] = {}
+    index_at = None
+    pos = start
+    while pos <= stop and end - start > 3:
+        nl = raw.find(b"\n", pos, stop)
+        line_end = stop if nl < 0 else nl
+        if line_end - pos == len(MATCHERS_LINE) and raw.startswith(MATCHERS_LINE, pos):
+            index_at = line_end + 1
+            break
+        sep = raw.find(b'": ', pos, line_end)
+        if sep < 0 or raw[pos:pos + 1] != b'"':
             return None
-        entries[name[1:].decode("ascii")] = value.removesuffix(b",")
-    index = json.loads(b"{" + b"\n".join(lines[cut + 1:]) + b"}") if cut < len(lines) else {}
-    return _Lines(entries), index
+        value_end = line_end - 1 if raw[line_end - 1:line_end] == b"," else line_end
+        spans[raw[pos + 1:sep].decode("ascii")] = (sep + 3, value_end)
+        if nl < 0:
+            break
+        pos = nl + 1
+    index = {} if index_at is None else json.loads(b"{" + raw[index_at:max(stop, index_at)] + b"}")
+    return _Lines(raw, spans), index
 
 
 @cache
@@ -141,7 +154,10 @@ def shipped() -> tuple[Mapping, bool, dict]:
         raw = SHIPPED.read_bytes()
     except OSError:
         return {}, False, {}
-    head, _, body = raw.partition(b"\n")
+    nl = raw.find(b"\n")
+    start = len(raw) if nl < 0 else nl + 1
+    head = raw if nl < 0 else raw[:nl]
+    body = memoryview(raw)[start:]           # hashed in place: the file is not copied
     try:
         top = json.loads(head + b"}}")
     except ValueError:
@@ -149,7 +165,7 @@ def shipped() -> tuple[Mapping, bool, dict]:
     if isinstance(top, dict) and top.get("format") == FORMAT and isinstance(top.get("sha256"), str) \
             and top["sha256"] == hashlib.sha256(body).hexdigest():
         try:
-            found = _rendered(body)
+            found = _rendered(raw, start)
         except (ValueError, UnicodeDecodeError):
             found = None
         if found is not None:

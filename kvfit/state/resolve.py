@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..records import record
 from ..specs.architecture import Architecture
 from ..specs.registry import builtin_architecture, builtin_matchers, watchlist
 from .evaluate import check_requirements
@@ -12,7 +11,7 @@ from .layers import evaluate_layers
 from .match import reject_unhandled, select
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Resolution:
     """The matched spec, where its fields were read, their values, and the layer schedule."""
 
