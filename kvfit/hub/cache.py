@@ -85,8 +85,11 @@ class MetadataCache:
                       json.dumps({"format": FORMAT, "data": data}, sort_keys=True))
 
     def remember_ref(self, repo_id: str, revision: str | None, sha: str) -> None:
-        """Record that `revision` (None = default branch) pointed at `sha` when last asked."""
-        _write_atomic(self._repo_dir(repo_id) / "refs" / _safe(revision or ""), sha)
+        """Record that `revision` (None = default branch) pointed at `sha` when last asked
+        (not rewritten when it already says so: a warm plan on a branch that did not move
+        writes nothing)."""
+        if self.recall_ref(repo_id, revision) != sha:
+            _write_atomic(self._repo_dir(repo_id) / "refs" / _safe(revision or ""), sha)
 
     def recall_ref(self, repo_id: str, revision: str | None) -> str | None:
         """The sha `revision` pointed at when last resolved online, if recorded."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from ..errors import HubError
+from ..records import record
 
 ATTEMPTS = 3
 BACKOFF_S = 0.25
@@ -26,7 +26,7 @@ class HubUnreachable(HubError):
     """The endpoint could not be contacted at all (DNS, refused connection, offline mode)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Where:
     """What was being read, for messages: endpoint URL (credentials already redacted), repo id,
     revision, file, timeout (s)."""

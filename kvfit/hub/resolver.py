@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError, HubError
 from ..metadata import FileEntry, Metadata
-from .artifacts import bytes_by_kind, choose_weight_files, read_safetensors_headers
+from .artifacts import bytes_by_kind, choose_weight_files
 from .cache import MetadataCache
 from .reference import Reference
 from .snapshot import Snapshot, fetch_snapshot, load_snapshot
@@ -144,6 +144,8 @@ def _gguf(parts: list[FileEntry], headers: _Headers, read_headers: bool):
 
 def _safetensors(chosen: list[FileEntry], headers: _Headers):
     """(tensor bytes, notes) from the chosen files' safetensors headers."""
+    from .safetensors_header import read_safetensors_headers
+
     st = [f for f in chosen if f.path.endswith(".safetensors")]
     if not st:
         return None, ["weight headers not read: the chosen files are not safetensors"]

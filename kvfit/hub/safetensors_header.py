@@ -15,11 +15,11 @@ import json
 import math
 import struct
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..metadata import FileEntry
+from ..records import record
 
 MAX_HEADER_BYTES = 100_000_000
 FIRST_READ_BYTES = 128 * 1024
@@ -33,7 +33,7 @@ MAX_U64 = 2**64 - 1
 ReadRange = Callable[[str, int, int], bytes]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TensorHeader:
     """One tensor: the file holding it, safetensors dtype, shape, and stored size in bytes."""
 

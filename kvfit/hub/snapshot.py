@@ -14,10 +14,10 @@ config.json), not three.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..metadata import FileEntry
+from ..records import record
 from .cache import MetadataCache
 from .transport import HubClient, RepoInfo
 
@@ -27,7 +27,7 @@ INDEX = "model.safetensors.index.json"
 _KEY = "snapshot"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Snapshot:
     """Metadata of one commit: files with sizes (bytes) and the parsed JSON files it has."""
 

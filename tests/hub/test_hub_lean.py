@@ -45,3 +45,31 @@ def test_file_urls_are_spelled_as_hf_hub_url_spells_them(path, revision):
     endpoint = "http://127.0.0.1:9"
     assert file_url(endpoint, "org/name", revision, path) == hf_hub_url(
         "org/name", path, revision=revision, endpoint=endpoint)
+
+
+WARM_PROBE = """
+import json, sys
+from kvfit.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps(sorted(m for m in ("tempfile", "shutil", "kvfit.atomic",
+                                    "kvfit.hub.safetensors_header") if m in sys.modules)),
+      file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_warm_branch_plan_writes_nothing_and_reads_no_weight_header(hub, tmp_path):
+    """The second plan on an unmoved branch re-resolves it (one request) and finds the cached
+    snapshot: the ref file already names that commit, so nothing is written (no temporary
+    file machinery is loaded), and no safetensors header reader is needed."""
+    env = dict(os.environ, KVFIT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_DISABLE_TELEMETRY="1")
+    args = ["kvfit-test/tiny-qwen3", "--context", "4k", "--hardware", "h100-80", "--json"]
+    runs = []
+    for _ in range(2):
+        hub.state.log.clear()
+        proc = subprocess.run([sys.executable, "-c", WARM_PROBE, *args], capture_output=True,
+                              text=True, env=env, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        runs.append((len(hub.state.log), json.loads(proc.stderr.strip().splitlines()[-1])))
+    assert runs[0][0] == 2 and "kvfit.atomic" in runs[0][1]      # cold: listing + config, cached
+    assert runs[1] == (1, [])                                      # warm: the branch, nothing else
