@@ -103,20 +103,24 @@ def _init(cls):
         if kwargs and not kwargs.keys() <= known:
             extra = next(k for k in kwargs if k not in known)
             raise TypeError(f"__init__() got an unexpected keyword argument {extra!r}")
-        for i, name in enumerate(names):
-            if i < given:
+        if given:                                     # kwargs is this call's own dict
+            for name in names[:given]:
                 if name in kwargs:
                     raise TypeError(f"__init__() got multiple values for argument {name!r}")
-                value = args[i]
-            elif name in kwargs:
-                value = kwargs[name]
-            elif name in defaults:
-                value = defaults[name]
-            elif name in factories:
-                value = factories[name]()
-            else:
-                raise TypeError(f"__init__() missing 1 required positional argument: {name!r}")
-            setter(self, name, value)
+            kwargs.update(zip(names, args, strict=False))   # fewer args than fields
+        if len(kwargs) < n:
+            for name in names:
+                if name in kwargs:
+                    continue
+                if name in defaults:
+                    kwargs[name] = defaults[name]
+                elif name in factories:
+                    kwargs[name] = factories[name]()
+                else:
+                    raise TypeError(f"__init__() missing 1 required positional argument: "
+                                    f"{name!r}")
+        for name in names:
+            setter(self, name, kwargs[name])
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
