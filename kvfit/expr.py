@@ -170,11 +170,27 @@ def _evaluator(names: dict) -> simpleeval.SimpleEval:
     return evaluator
 
 
+_COMPILED: dict[tuple[str, frozenset[str]], Expr] = {}
+_COMPILED_MAX = 8192         # distinct (text, names) pairs kept; an audit compiles ~350
+
+
 def compile_expr(text, known: set[str] | frozenset[str]) -> Expr:
-    """Parse `text` (str or number) and check every name against `known`."""
+    """Parse `text` (str or number) and check every name against `known`. An Expr is
+    immutable and depends only on the text and the known names, so a pair compiled before
+    (the same spec read for another plan of an audit or search) is answered from a table;
+    a failing one is not kept and fails again."""
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ExprError("an expression must be a string or a number")
-    source = str(text)
+    key = (str(text), frozenset(known))
+    expr = _COMPILED.get(key)
+    if expr is None:
+        expr = _compile(key[0], known)
+        if len(_COMPILED) < _COMPILED_MAX:
+            _COMPILED[key] = expr
+    return expr
+
+
+def _compile(source: str, known) -> Expr:
     if len(source) > MAX_LENGTH:
         raise ExprError(f"expression longer than {MAX_LENGTH} characters")
     try:

@@ -128,3 +128,13 @@ def test_prod_multiplies_a_list_field_and_stays_bounded():
         compile_expr("prod(k)", {"k"}).evaluate({"k": ["a", 2]})
     with pytest.raises(ExprError, match="2\\*\\*96"):
         compile_expr("prod(k)", {"k"}).evaluate({"k": [2**60, 2**60]})
+
+
+def test_a_pair_compiled_before_is_the_same_expression_and_a_bad_one_fails_again():
+    a = compile_expr("layers * 2", {"layers"})
+    assert compile_expr("layers * 2", frozenset({"layers"})) is a
+    assert a.evaluate({"layers": 3}) == 6
+    assert compile_expr("layers * 2", {"layers", "heads"}) is not a    # other names, own check
+    for _ in range(2):
+        with pytest.raises(ExprError, match="unknown name 'heads'|heads"):
+            compile_expr("heads * 2", {"layers"})
