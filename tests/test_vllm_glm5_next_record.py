@@ -135,12 +135,17 @@ def test_planner_state_is_the_engines_storage(kv):
     engine's layers at 32,768 tokens before block rounding: latent + pooled keys + tail ring
     whole on every rank, KDA split by 8 (TP 8)."""
     code, r = run_json(*_plan("--kv-dtype", kv))
-    assert code == 0
+    # the config-shape weights (73.09 GiB per rank at TP 8) and the stated 40 GiB pool exceed
+    # h100-80's 81,089 MiB: vLLM skips its memory check for a stated pool
+    # (gpu_worker.py:656-680), so no layout starts; the pool's figures stay the engine's
+    assert code == 1
     comps = {c["name"]: c for c in r["state"]["components"]}
     assert comps["mla-latent"]["bytes_per_entry"] == ROW[kv]
     assert comps["pooled-index"]["bytes_per_entry"] == INDEX
     assert comps["index-tail"]["bytes_per_entry"] == RING
     lay = next(x for x in r["layouts"] if x["tp"] == 8)
+    assert lay["per_rank"]["weights_bytes"] + (40 << 30) > 81_089 << 20
+    assert lay["fits"] is False and "gpu_worker.py:656-680" in lay["reason"]
     per_rank = DSA * (32768 * ROW[kv] + 32768 // KPOOL * INDEX + RING) + KDA * _kda_state(8)
     assert lay["per_rank"]["state_bytes_per_sequence"] == per_rank
     e = lay["engine"]
@@ -156,7 +161,7 @@ def test_planner_state_is_the_engines_storage(kv):
 
 def test_text_shows_the_same_rows_and_pool():
     code, out, _ = run_cli(*_plan("--kv-dtype", "fp8"))
-    assert code == 0
+    assert code == 1                     # weights + stated pool exceed the GPU (see above)
     latent = next(line for line in out.splitlines() if line.strip().startswith("mla-latent"))
     assert " 512 " in latent and "[vllm-fp8-e4m3-mla]" in latent
     # TP 8 fp8: 6,215 blocks; 12 + ceil(32,768 / 1,152) = 29 + 1 = 42 blocks per request.

@@ -137,12 +137,32 @@ class Capacity:
                                               f"{count(n, 'sequence')}; the target needs "
                                               f"{number(required)}")
         fits = n >= required
-        if no_weights and fits:
+        over = self._stated_pool_overflow(lay, total)
+        if over:
+            n, per, fits, reason = 0, 0, False, f"{why}; but {over}"
+        elif no_weights and fits:
             fits, reason = None, reason + (" (the pool is the stated --kv-cache-memory-bytes; "
                                            "not judged: weight bytes unknown, so whether the "
                                            "weights fit beside it is not known)")
         lay |= {"max_sequences": n, "sequences_per_group": per, "fits": fits, "reason": reason}
         lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
+
+    def _stated_pool_overflow(self, lay: dict, total: int | None) -> str | None:
+        """Why a stated pool cannot be allocated beside the weights, or None. vLLM takes
+        --kv-cache-memory-bytes as given and skips its memory check (gpu_worker.py:656-680),
+        so weights plus the stated pool larger than the GPU's memory run out of memory
+        while loading or allocating the cache: the engine does not start."""
+        weights = lay["per_rank"]["weights_bytes"]
+        if not self.pool_stated or weights is None or total is None:
+            return None
+        pool = int(self.flags["kv_cache_memory_bytes"])
+        if weights + pool <= total:
+            return None
+        return (f"the weights ({weights / 2**30:.2f} GiB per rank) and the stated "
+                f"--kv-cache-memory-bytes pool ({pool / 2**30:.2f} GiB) exceed the GPU's "
+                f"{total / 2**30:.2f} GiB: vLLM skips its memory check for a stated pool "
+                "(vllm/v1/worker/gpu_worker.py:656-680), so it runs out of memory loading the "
+                "weights or allocating the cache")
 
 
 def pipeline_inputs(lay: dict, comps) -> list[dict]:
