@@ -168,6 +168,15 @@ def _parse_modelopt(q: dict, where: str, method: str | None = "modelopt") -> _De
     elif algo is not None:
         layers = _dict(q.get("quantized_layers"), f"{where}.quantized_layers")
         for name, spec in sorted(layers.items()):
+            # the usual entry, {"quant_algo": a known name[, "group_size": int]}, taken at
+            # once (a per-module declaration lists thousands); anything else is checked below
+            if type(spec) is dict and type(algo_of := spec.get("quant_algo")) is str and \
+                    (fmt := _MODELOPT.get(algo_of.upper())) is not None and \
+                    type(size := spec.get("group_size")) in (int, type(None)):
+                decl.groups.append((fmt, (name,)))
+                if size is not None and size > 0:
+                    decl.group_sizes.add(size)
+                continue
             at = f"{where}.quantized_layers.{name}"
             layer_algo = _opt(_dict(spec, at).get("quant_algo"), f"{at}.quant_algo", str)
             fmt = _modelopt_format(layer_algo, f"{where}.quantized_layers.*.quant_algo", decl)

@@ -70,6 +70,12 @@ class WeightEstimate:
         return sum(r.on_rank(tp) for r in self.rows)
 
 
+def _plain_name(entry: str) -> bool:
+    """A module name (matched against runs of whole path segments), not a pattern."""
+    return not entry.startswith("re:") and "*" not in entry and "?" not in entry \
+        and "[" not in entry
+
+
 class _Matcher:
     """Quantization targets and exclusions of one declaration, matched against module paths
     (`re:` entries as regular expressions, globs against the path and its ancestors, plain
@@ -77,11 +83,10 @@ class _Matcher:
 
     def __init__(self, entries: tuple[str, ...]):
         self.globs, self.glob_re, self.regexes = [], None, []
-        if not any(e.startswith("re:") or "*" in e or "?" in e or "[" in e for e in entries):
+        if all(map(_plain_name, entries)):
             self.plain = set(entries)  # plain names only (a per-module declaration: thousands)
         else:
-            self.plain = {e for e in entries
-                          if not e.startswith("re:") and not set(e) & set("*?[")}
+            self.plain = {e for e in entries if _plain_name(e)}
             self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
             # one alternation of the globs (fnmatchcase semantics: translate + match), so a
             # path is tried once per ancestor, not once per glob (exclusions hold hundreds)
@@ -94,18 +99,23 @@ class _Matcher:
                     except re.error:
                         raise _Unavailable(f"the quantization declaration's pattern {e!r} is "
                                            "not a valid regular expression") from None
-        self.lengths = segment_counts(self.plain)
+        self.lengths, self.firsts = segment_counts(self.plain), first_segments(self.plain)
         self.all_linear = "Linear" in self.plain
-        self.by_expert = any(_DIGIT_EXPERT.search(e) for e in entries)
+        self.by_expert = names_experts(entries)
 
     def __call__(self, path: str) -> bool:
         if self.all_linear:
             return True
-        if self.plain and not self.plain.isdisjoint(runs(path, self.lengths)):
+        if self.plain and not self.plain.isdisjoint(runs(path, self.lengths, self.firsts)):
             return True
         if self.glob_re is not None and any(self.glob_re.match(p) for p in _prefixes(path)):
             return True
         return any(r.match(path) for r in self.regexes)
+
+
+def names_experts(entries) -> bool:
+    """Whether a declaration names single experts ("experts.3", "experts.[0-7]")."""
+    return _DIGIT_EXPERT.search("\n".join(entries)) is not None
 
 
 def segment_counts(names) -> tuple[int, ...]:
@@ -114,12 +124,21 @@ def segment_counts(names) -> tuple[int, ...]:
     return tuple(sorted({n.count(".") + 1 for n in names}))
 
 
-def runs(path: str, lengths: tuple[int, ...]) -> list[str]:
-    """Every run of whole dotted segments of `path` that is `lengths` segments long (the
-    runs a declaration of names with those segment counts can match)."""
+def first_segments(names) -> frozenset[str]:
+    """The first segment of every name (a run of `path` can equal a name only when it starts
+    at a segment that begins some name)."""
+    return frozenset(n.split(".", 1)[0] for n in names)
+
+
+def runs(path: str, lengths: tuple[int, ...], firsts: frozenset[str]) -> list[str]:
+    """Every run of whole dotted segments of `path` that is one of `lengths` segments long and
+    starts with one of `firsts`: the runs a declaration of names with those segment counts and
+    first segments can equal (a per-module declaration's names all begin with the model's
+    top module, so a path's runs are tried from there only)."""
     parts = path.split(".")
     n = len(parts)
-    return [".".join(parts[a:a + k]) for k in lengths if k <= n for a in range(n - k + 1)]
+    return [".".join(parts[a:a + k]) for a in range(n) if parts[a] in firsts
+            for k in lengths if a + k <= n]
 
 
 @lru_cache(maxsize=65536)
@@ -142,17 +161,23 @@ class _Estimator:
     def __init__(self, res: Resolution, quant: QuantSummary | None, model_bytes, names: dict):
         self.res, self.names, self.model_bytes = res, names, model_bytes
         groups = quant.module_groups if quant else ()
-        self.groups = [(fmt, _Matcher(t)) for fmt, t in groups]
+        # a group of plain module names needs no matcher of its own: its names go to the
+        # index fmt() looks paths up in (a per-module declaration is thousands of one-name
+        # groups); a group with patterns or "Linear" is matched on its own, in order
+        self.groups = [(fmt, tuple(t)) for fmt, t in groups]
+        self._slow = [(i, _Matcher(t)) for i, (_, t) in enumerate(self.groups)
+                      if "Linear" in t or not all(map(_plain_name, t))]
         self.excluded = _Matcher(quant.excluded_names if quant else ())
         self.quant, self.storage = quant, formats()
         self.used: set[str] = set()
         self._index: dict[str, int] | None = None
         self._lengths: tuple[int, ...] = ()
-        self._slow: list = []
+        self._firsts: frozenset[str] = frozenset()
         self._bytes: dict[tuple, int] = {}
         # declarations that name single experts are matched expert by expert; otherwise one
         # representative expert (index 0) stands for all of a layer's experts
-        self.by_expert = self.excluded.by_expert or any(m.by_expert for _, m in self.groups)
+        self.by_expert = self.excluded.by_expert or names_experts(
+            e for _, t in self.groups for e in t)
 
     def fmt(self, path: str) -> str | None:
         """The stored format of a linear weight at `path` (None: the model dtype): the first
@@ -163,14 +188,15 @@ class _Estimator:
             return None
         if self._index is None:
             self._index = {}
-            for i, (_, m) in enumerate(self.groups):
-                for name in m.plain:
-                    self._index.setdefault(name, i)
+            for i, (_, names) in enumerate(self.groups):
+                for name in names:
+                    if _plain_name(name):
+                        self._index.setdefault(name, i)
             self._lengths = segment_counts(self._index)
-            self._slow = [(i, m) for i, (_, m) in enumerate(self.groups)
-                          if m.all_linear or m.globs or m.regexes]
+            self._firsts = first_segments(self._index)
         index = self._index
-        best = min((index[r] for r in runs(path, self._lengths) if r in index), default=None)
+        best = min((index[r] for r in runs(path, self._lengths, self._firsts) if r in index),
+                   default=None)
         for i, m in self._slow:
             if best is not None and i >= best:
                 break
@@ -231,13 +257,18 @@ class _Estimator:
         rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
         each = range(experts) if experts and self.by_expert else [0]
         repeat = experts if experts and not self.by_expert else 1
-        total, seen = 0, set()
-        for i in layers:
+        total, seen, renamed = 0, set(), dict(t.formats)
+        if not self.groups and layers:
+            # no quantization declaration: every path is at the model dtype (fmt() is None)
+            fmt = renamed.get(None)
+            seen.add(fmt or "model dtype")
+            total = self.linear_bytes(fmt, rows, cols) * repeat * copies * len(layers) * len(each)
+        for i in (layers if self.groups else ()):
             path = t.module if i is None else t.module.replace("{i}", str(i))
             path = path.replace("{r}", "0")  # one copy stands for all `repeat` copies
             for e in each:
                 fmt = self.fmt(path.replace("{e}", str(e)))
-                fmt = dict(t.formats).get(fmt, fmt)
+                fmt = renamed.get(fmt, fmt)
                 seen.add(fmt or "model dtype")
                 total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
