@@ -173,7 +173,7 @@ def seen(system, gpus) -> tuple[dict, int]:
 def apply(req, warnings: list[str]):
     """(request on the detected preset, the report's `detected_hardware`) for --hardware auto;
     the request unchanged and None otherwise."""
-    from dataclasses import replace
+    from .records import replace
 
     if req.memory_basis == "free" and str(req.hardware or "").casefold() != "auto":
         raise UsageError("--memory-basis free budgets from the free memory nvidia-smi reports, "

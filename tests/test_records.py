@@ -174,3 +174,48 @@ def test_a_frozen_record_cannot_extend_a_mutable_one():
         @record(frozen=True)
         class Sub(Base):
             b: int = 0
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_records_replace_answers_as_dataclasses_replace(frozen):
+    """kvfit.records.replace copies a record's fields without dataclasses' walk: the same
+    fields in the same order, the changes applied, a default factory's value kept (not made
+    anew), an attribute that is not a field left behind, and a TypeError for a name that is
+    not a field. A class that is not such a record goes to dataclasses.replace."""
+    from kvfit.records import replace
+
+    ref_cls, rec_cls = _twins("options", frozen)
+    assert not hasattr(ref_cls, "_record_names") and rec_cls._record_names[0] == "a"
+    ref, rec = ref_cls(1, 2, h=4, items=[7]), rec_cls(1, 2, h=4, items=[7])
+    for obj in (ref, rec):
+        obj.__dict__["scratch"] = "not a field"
+    for changes in ({}, {"a": 9}, {"loose": 5, "items": []}):
+        want, got = dataclasses.replace(ref, **changes), replace(rec, **changes)
+        assert type(got) is rec_cls and list(vars(got).items()) == list(vars(want).items())
+        assert (got.items is rec.items) == (want.items is ref.items)
+    for obj, how in ((ref, dataclasses.replace), (rec, replace)):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+            how(obj, nope=1)
+    assert replace(ref, a=3) == ref_cls(3, 2, h=4, items=[7])     # a plain dataclass: its own
+    if frozen:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            replace(rec).a = 0
+
+
+def test_records_replace_of_a_subclass_record_and_of_a_plain_subclass():
+    from kvfit.records import replace
+
+    @record(frozen=True)
+    class Base:
+        a: int
+
+    @record(frozen=True)
+    class Sub(Base):
+        b: int = 0
+
+    class Loose(Base):          # not a record: dataclasses.replace builds it
+        pass
+
+    assert replace(Sub(1, 2), b=3) == Sub(1, 3) and type(replace(Sub(1), a=2)) is Sub
+    loose = replace(Loose(1), a=2)
+    assert type(loose) is Loose and loose.a == 2

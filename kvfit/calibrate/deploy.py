@@ -10,10 +10,11 @@ run by calibrate.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import KvfitError, UsageError
+from ..records import replace
 from . import config
 
 _NOT_ONE = {"systems": "--systems searches several families", "min_gpus": "--min-gpus",

@@ -8,9 +8,10 @@ needs and, when it spans hosts, what each host runs.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..records import replace
 from ..report.words import count
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import field
 from pathlib import Path
 
 from ..errors import UsageError
 from ..metadata import Metadata, once
-from ..records import record
+from ..records import record, replace
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture

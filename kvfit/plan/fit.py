@@ -10,9 +10,10 @@ read the report's recommended layout (kvfit.plan.layouts.recommended_layout), it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..errors import KvfitError
+from ..records import replace
 from ..textsafe import safe
 
 FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED = "fits", "does not fit", "not judged", "refused"

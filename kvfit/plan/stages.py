@@ -19,9 +19,10 @@ Worked example (Llama-3.1-8B, 32 layers, PP=3): 32 // 3 = 10, remainder 2 -> sta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..records import replace
 
 SPLIT_RULE = "engine rule vllm/distributed/utils.py:198-240 (get_pp_indices)"
 

@@ -10,9 +10,10 @@ per-rank memory of that plan; the report of the sweep is the plan of its first c
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..errors import KvfitError, UsageError
+from ..records import replace
 from .context import parse_context
 from .memory_bars import memory_bars
 
