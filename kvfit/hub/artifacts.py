@@ -42,6 +42,8 @@ _REASONS = {
 
 @record(frozen=True)
 class _Group:
+    """One candidate set of weight files: its name, its rank (lower wins), its files."""
+
     name: str
     rank: int
     files: tuple[FileEntry, ...]

@@ -51,7 +51,7 @@ WARM_PROBE = """
 import json, sys
 from kvfit.cli.main import main
 code = main(sys.argv[1:])
-print(json.dumps(sorted(m for m in ("tempfile", "shutil", "kvfit.atomic",
+print(json.dumps(sorted(m for m in ("tempfile", "shutil", "kvfit.atomic", "encodings.idna",
                                     "kvfit.hub.safetensors_header") if m in sys.modules)),
       file=sys.stderr)
 sys.exit(code)
@@ -61,7 +61,8 @@ sys.exit(code)
 def test_a_warm_branch_plan_writes_nothing_and_reads_no_weight_header(hub, tmp_path):
     """The second plan on an unmoved branch re-resolves it (one request) and finds the cached
     snapshot: the ref file already names that commit, so nothing is written (no temporary
-    file machinery is loaded), and no safetensors header reader is needed."""
+    file machinery is loaded), and no safetensors header reader is needed. The test hub's
+    ASCII host name is looked up as bytes, so the idna codec is not loaded either."""
     env = dict(os.environ, KVFIT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_DISABLE_TELEMETRY="1")
     args = ["kvfit-test/tiny-qwen3", "--context", "4k", "--hardware", "h100-80", "--json"]
     runs = []
@@ -73,3 +74,19 @@ def test_a_warm_branch_plan_writes_nothing_and_reads_no_weight_header(hub, tmp_p
         runs.append((len(hub.state.log), json.loads(proc.stderr.strip().splitlines()[-1])))
     assert runs[0][0] == 2 and "kvfit.atomic" in runs[0][1]      # cold: listing + config, cached
     assert runs[1] == (1, [])                                      # warm: the branch, nothing else
+
+
+def test_an_ascii_host_is_looked_up_as_bytes_and_a_bad_label_is_a_connect_failure(hub):
+    """http_get._create_connection: an ASCII host goes to getaddrinfo as its bytes (the same
+    name the idna codec would give); a name that codec refuses (an empty label) is refused by
+    the resolver as an OSError, which _connect reports as ConnectFailed, not a UnicodeError."""
+    from kvfit.hub import http_get
+
+    host, port = hub.url.removeprefix("http://").split(":")
+    sock = http_get._create_connection((host, int(port)), 5.0)
+    try:
+        assert sock.getpeername() == (host, int(port))
+    finally:
+        sock.close()
+    with pytest.raises(http_get.ConnectFailed):
+        http_get.Connections().get("http://a..b:1/x", {}, 5.0)
