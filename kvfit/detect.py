@@ -13,9 +13,9 @@ preset matches, the run exits 2 with one paragraph.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .errors import UsageError
+from .records import record
 
 QUERY = ["--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"]
 # nvidia-smi product names -> preset ids (case-insensitive regex, first match wins).
@@ -40,7 +40,7 @@ NO_TOOL_HINT = ("Name the accelerator instead: --hardware h100-80 --gpus 8, --sy
                 "or --hardware custom:<GiB> (`kvfit --list-hardware` lists the presets).")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Gpu:
     """One line of nvidia-smi: name, total and free MiB (None where it reports [N/A])."""
 

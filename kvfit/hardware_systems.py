@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 from .errors import UsageError
 from .hardware import _did_you_mean, _load, _lookup
+from .records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class System:
     """A complete system (one 'node'): accelerators and its scale-up domain."""
 

@@ -3,13 +3,14 @@ Both are importable from kvfit.errors."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .errors import KvfitError
+from .records import record
 from .textsafe import safe
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """One spec problem at a source position (1-based line and column)."""
 
@@ -42,7 +43,7 @@ class Problem:
                 "at": safe(self.at) if self.at else self.at}
 
 
-@dataclass
+@record
 class SpecError(KvfitError):
     """One or more problems in spec files, all collected before raising."""
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
+from ..records import record
 from .commands import check_template
 
 _NUM = (int, float)
@@ -25,7 +26,7 @@ KEYS = {
 DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Calibration:
     """The validated [calibration] table. Times in seconds; SLO thresholds in milliseconds."""
 

@@ -10,18 +10,18 @@ run by calibrate.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from ..errors import KvfitError, UsageError
-from ..records import replace
+from ..records import record, replace
 from . import config
 
 _NOT_ONE = {"systems": "--systems searches several families", "min_gpus": "--min-gpus",
             "max_context": "--max-context"}
 
 
-@dataclass
+@record
 class Deployment:
     """What the sweep needs from the plan (report: the full plan report)."""
 

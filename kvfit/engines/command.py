@@ -8,14 +8,14 @@ needs and, when it spans hosts, what each host runs.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import UsageError
-from ..records import replace
+from ..records import record, replace
 from ..report.words import count
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Launch:
     """One deployment to start: the model, its layout, and the knobs the plan resolved.
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..records import record
 
 GIB, MIB = 1024**3, 1024**2
 
@@ -20,7 +22,7 @@ def gib(n: float | int | None) -> str:
     return "n/a" if n is None else f"{n / GIB:.2f} GiB"
 
 
-@dataclass
+@record
 class Inputs:
     """Everything a prediction needs besides the engine rules and flags.
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import UsageError
+from ..records import record
 
 _NUM = r"([\d][\d,]*\.?\d*)"
 VLLM = {
@@ -80,7 +81,7 @@ _SGLANG_MARKS = ("KV Cache is allocated", "max_total_num_tokens=", "server_args=
 _RANK = re.compile(r"(?:Worker_TP|\bTP)(\d+)")
 
 
-@dataclass
+@record
 class LogFacts:
     """What a start-up log states. printed: name -> number; flags: engine argument names."""
 

@@ -19,15 +19,16 @@ layer slots: 10 x 131,072 = 1,310,720 B.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
+
+from ..records import record
 
 FAMILY = {"full": "full", "latent": "full", "index": "full", "draft": "full",
           "sliding": "sliding", "chunked": "chunked", "compressed": "compressed",
           "constant": "recurrent"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayerPage:
     """One family of cache layers on one rank.
 
@@ -47,7 +48,7 @@ class LayerPage:
     page_alignment: int | None = None  # bytes each block's page is rounded up to
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Group:
     """One vLLM KV-cache group: `slots` layer slots (real + phantom) of one spec.
 
@@ -64,7 +65,7 @@ class Group:
     ratio: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Grouping:
     """How the pool is cut: groups, phantom padding layers, and bytes per block (one rank)."""
 

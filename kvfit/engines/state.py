@@ -6,17 +6,18 @@ resolution follows the engine's own `--kv-cache-dtype` rules (engines.md §3), t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .. import dtypes, kv_auto
 from ..errors import UsageError
 from ..metadata import Metadata
 from ..quant import summarize
+from ..records import record
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 
 
-@dataclass
+@record
 class EngineState:
     """What the engine caches for this checkpoint: components plus the facts behind them."""
 

@@ -12,10 +12,11 @@ repeats per routed expert with `experts:`). The same rows serve two purposes:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Split:
     """Routed and other bytes of an estimate (bytes), the routed-expert count, and rows."""
 

@@ -10,10 +10,9 @@ read the report's recommended layout (kvfit.plan.layouts.recommended_layout), it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..errors import KvfitError
-from ..records import replace
+from ..records import record, replace
 from ..textsafe import safe
 
 FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED = "fits", "does not fit", "not judged", "refused"
@@ -21,7 +20,7 @@ STATUSES = (FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED)
 WEIGHT_BASIS = {"safetensors index": "index", "config estimate": "estimate"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Candidate:
     """A checkpoint to plan: a catalog repo id or a local folder, and its quantized siblings."""
 

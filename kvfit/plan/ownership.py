@@ -16,18 +16,18 @@ Experts are owned in contiguous blocks: with EP=e and E experts, rank r owns exp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
 from ..metadata import Metadata
+from ..records import record
 from ..source.jsonfile import parse_json
 
 SUMMARY = "checkpoint-tensor-split.json"
 MAX_SUMMARY_BYTES = 1_000_000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ownership:
     """Routed-expert vs other bytes of the whole checkpoint (bytes), and where that came from.
 

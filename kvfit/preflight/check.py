@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EngineCheck:
     """What to check: engines, in which interpreter, how deeply, at which TP, for how long."""
 

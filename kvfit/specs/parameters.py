@@ -3,12 +3,13 @@ config expressions, used for a labelled weight estimate when no checkpoint bytes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..expr import Expr
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tensor:
     """One checkpoint tensor (or a linear layer's weight), repeated over layers and experts.
 
@@ -36,7 +37,7 @@ class Tensor:
     routed: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Parameters:
     """Estimate-only fields (resolved lazily), the tensors, and the sources of their shapes."""
 
