@@ -30,10 +30,11 @@ def _keys(arch: Architecture, field: str) -> str:
 
 
 def _where(expr, values: dict, n: int, arch: Architecture) -> set[int]:
-    out = set()
+    out, names = set(), dict(values)      # one copy; only "i" changes from layer to layer
     for i in range(n):
+        names["i"] = i
         try:
-            if expr.evaluate({**values, "i": i}):
+            if expr.evaluate(names):
                 out.add(i)
         except ExprError as exc:
             raise ConfigError(f"spec '{arch.id}': layer rule '{expr.text}' failed at layer {i}: "
