@@ -69,6 +69,16 @@ def test_a_plain_local_plan_loads_no_other_questions_code(tmp_path):
     assert sorted(m for m in NOT_ON_A_PLAIN_PLAN if m in loaded) == []
 
 
+def test_a_catalog_plan_reads_its_entry_without_importlib_resources_or_typing(tmp_path):
+    """The README's quick start (a catalog plan, --offline): its entry is found from the
+    package's own folder, by the folder named after the repo (one entry read), so neither
+    importlib.resources (with tempfile, shutil, bz2 and lzma) nor typing is loaded."""
+    loaded = _loaded(tmp_path, "openai/gpt-oss-20b", "--hardware", "rtx-5090-32", "--context",
+                     "128k", "--offline", "--json")
+    assert "kvfit.hub.catalog" in loaded
+    assert sorted(loaded & {"importlib.resources", "tempfile", "shutil", "typing", "lzma"}) == []
+
+
 def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
     """The same modules arrive when a plan takes their path (so the lean test above is not
     passing because they were removed): --pp, --system and a stated RoPE scaling, and the

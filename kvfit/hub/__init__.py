@@ -9,7 +9,7 @@ Importing this package is cheap: huggingface_hub, gguf and ruamel.yaml load on f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
 
 if TYPE_CHECKING:
     from ..metadata import Metadata

@@ -8,7 +8,7 @@ import difflib
 import json
 import re
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .catalog import catalog_file, catalog_repo_ids, load_entry
@@ -58,7 +58,7 @@ def nearest_ids(typed: str, n: int = 5) -> list[str]:
 def _missing() -> dict[str, dict[str, str]]:
     from ruamel.yaml import YAML
 
-    text = resources.files("kvfit.hub").joinpath("catalog_missing.yaml").read_text("utf-8")
+    text = (Path(__file__).resolve().parent / "catalog_missing.yaml").read_text("utf-8")
     rows = YAML(typ="safe").load(text)["missing"]
     return {r["id"].casefold(): {k: str(v) for k, v in r.items()} for r in rows}
 

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
 
 from ..errors import HubError
 from ..records import record
+
+TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 ATTEMPTS = 3
 BACKOFF_S = 0.25
 MAX_RETRY_AFTER_S = 2.0
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-T = TypeVar("T")
 
 
 class HubUnreachable(HubError):

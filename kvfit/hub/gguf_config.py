@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, UnsupportedArchitecture
@@ -17,7 +17,7 @@ def key_map() -> dict[str, Any]:
     """gguf_keys.yaml, parsed once (ruamel.yaml, safe loader)."""
     from ruamel.yaml import YAML
 
-    text = resources.files("kvfit.hub").joinpath("gguf_keys.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent / "gguf_keys.yaml").read_text(encoding="utf-8")
     return YAML(typ="safe", pure=True).load(text)
 
 

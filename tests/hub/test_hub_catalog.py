@@ -162,3 +162,22 @@ def test_catalog_build_from_the_test_hub(hub, tmp_path):
         {p: b.size for p, b in served.items()}
     assert entry["total_size"] == 28 * 2 * 64
     assert (folder / "hf_quant_config.json").read_bytes() == served["hf_quant_config.json"].data
+
+
+def test_a_repo_id_is_found_by_its_folder_and_other_spellings_by_the_index():
+    """The folder named after a repo id answers with one entry read; another spelling of the
+    case or a former name goes through the index of every entry (the same answers)."""
+    from kvfit.hub import catalog
+
+    index = catalog._folders()
+    catalog._folders.cache_clear()
+    catalog._folder_of.cache_clear()
+    try:
+        assert catalog._folder_of("openai/gpt-oss-20b") == "openai--gpt-oss-20b"
+        assert catalog._folders.cache_info().currsize == 0          # no index was built
+        assert catalog._folder_of("OpenAI/GPT-OSS-20B") == index["openai/gpt-oss-20b"]
+        assert catalog._folder_of("meta-llama/Meta-Llama-3.1-8B") == \
+            index["meta-llama/meta-llama-3.1-8b"] == "meta-llama--Llama-3.1-8B"
+        assert catalog._folder_of("nobody/nothing") is None and catalog._folder_of("a/../b") is None
+    finally:
+        catalog._folder_of.cache_clear()
