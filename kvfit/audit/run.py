@@ -74,11 +74,13 @@ def _fleet(m: dict, ctx, offline: bool, label: str, engine=None, **where) -> dic
             "capacity_model": r["capacity_model"]["label"], "topology_ok": topology_ok}
 
 
-def _cell(f: Frontier, m: dict, ctx) -> dict:
+def _cell(f: Frontier, m: dict, ctx, plans: dict) -> dict:
+    """One model x context: its state-only plan (kept in `plans` for the dtype check), the
+    oracle and weights checks, and every fleet."""
     cell = {"family": m["family"], "model": m["model"], "context": ctx,
             "required": m.get("required", True)}
     try:
-        r = _plan(m, ctx, f.offline)
+        r = plans[id(m), ctx] = _plan(m, ctx, f.offline)
     except KvfitError as err:
         return cell | {"status": "refused", "reason": err.message}
     meta = _meta(m, f.offline)
@@ -109,12 +111,12 @@ def run(f: Frontier, quiet: bool = False, stream=None) -> dict:
 
     models = [_pinned(m, f.offline) for m in f.models]
     todo = [(m, ctx) for m in models for ctx in m["contexts"]]
-    cells = []
+    cells, plans = [], {}
     with progress("audit", total=len(todo), stream=stream, quiet=quiet) as shown:
         for m, ctx in todo:
             shown.step(f"{m['model']} at {ctx}")
-            cells.append(_cell(f, m, ctx))
-    dtype = [_dtype_check(f, m) for m in models]
+            cells.append(_cell(f, m, ctx, plans))
+    dtype = [_dtype_check(f, m, plans) for m in models]
     problems = monotonicity(cells) + [p for p in dtype if p]
     cov = coverage(cells)
     oracle_fail = [c for c in cells if c.get("oracle", {}).get("agrees") is False]
@@ -129,11 +131,12 @@ def run(f: Frontier, quiet: bool = False, stream=None) -> dict:
             "weights_check": summary(cells), "passed": ok}
 
 
-def _dtype_check(f: Frontier, m: dict) -> str | None:
-    """A 1-byte cache never needs more state than the model's own dtype."""
+def _dtype_check(f: Frontier, m: dict, plans: dict) -> str | None:
+    """A 1-byte cache never needs more state than the model's own dtype (the model's own
+    being the cell's state-only plan at its first context, `plans`)."""
     ctx = m["contexts"][0]
     try:
-        wide = _plan(m, ctx, f.offline)
+        wide = plans.get((id(m), ctx)) or _plan(m, ctx, f.offline)
         narrow = plan(PlanRequest(model=m["model"], revision=m.get("revision"), context=ctx,
                                   kv_dtype="fp8",
                                   weight_gib=m.get("weight_gib"), offline=f.offline),

@@ -31,8 +31,8 @@ NOT_CALIBRATED = 4      # the sweep ran but did not calibrate (README exit-code 
 
 def build_parser() -> argparse.ArgumentParser:
     """The calibrate parser (also documented in the man page)."""
-    from ..cli.plan_args import Parser
-    p = Parser(prog="kvfit calibrate", formatter_class=argparse.RawDescriptionHelpFormatter,
+    from ..cli.plan_args import Formatter, Parser
+    p = Parser(prog="kvfit calibrate", formatter_class=Formatter,
                epilog=EPILOG, description="Measure a planned deployment on the serving host: "
                "launch the engine (or attach to it), run the engine's own serving benchmark "
                "at each concurrency point while sampling /metrics, and compare the measured "

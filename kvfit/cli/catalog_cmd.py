@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import textwrap
 
 from ..errors import UsageError
-from .plan_args import Parser
+from .plan_args import Formatter, Parser
 
 GIB = 1024**3
 
 
 def parser() -> Parser:
-    p = Parser(prog="kvfit catalog", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = Parser(prog="kvfit catalog", formatter_class=Formatter,
                description=textwrap.fill("kvfit's offline catalog: the pinned metadata (config.json, "
                "quantization config, safetensors index) that answers --offline plans and "
                "`kvfit fit`. Nothing in it is invented: a weight size is known only from a "

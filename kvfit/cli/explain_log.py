@@ -33,8 +33,9 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The explain-log parser."""
     from ..engines import engine_args
+    from .plan_args import Formatter
 
-    p = Parser(prog="kvfit explain-log", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = Parser(prog="kvfit explain-log", formatter_class=Formatter,
                epilog=EPILOG, description="Compare a vLLM or SGLang start-up log with kvfit's "
                "prediction for the same model, version and flags.")
     p.add_argument("log", help="start-up log file ('-' reads standard input)")

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import UsageError
-from .plan_args import Parser
+from .plan_args import Formatter, Parser
 
 EPILOG = """\
 Every checkpoint is planned exactly as `kvfit MODEL --offline <the same flags>` plans it (the
@@ -35,7 +35,7 @@ PASSED = {"gpus": "--gpus", "system": "--system", "nodes": "--nodes", "tp": "--t
 
 
 def parser() -> Parser:
-    p = Parser(prog="kvfit fit", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = Parser(prog="kvfit fit", formatter_class=Formatter,
                epilog=EPILOG, description=textwrap.fill("Which checkpoints meet the target on this hardware? "
                "Plans every checkpoint of kvfit's offline catalog (and any local checkpoint "
                "folders given) with the single plan's own code and lists those that fit, best "

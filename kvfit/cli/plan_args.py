@@ -23,7 +23,11 @@ def __getattr__(name: str):
 
 class Parser(argparse.ArgumentParser):
     """argparse with kvfit's one-paragraph usage errors (exit 2); the epilog is composed
-    only when help is formatted."""
+    only when help is formatted. Its help is wrapped as argparse's HelpFormatter wraps it
+    (WrappingFormatter: the same width, found without shutil) unless a formatter is given."""
+
+    def __init__(self, *args, formatter_class=None, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class or WrappingFormatter, **kwargs)
 
     def error(self, message):
         from ..errors import UsageError
@@ -53,14 +57,22 @@ def _columns() -> int:
     return columns
 
 
-class Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's RawDescriptionHelpFormatter at the same default width. argparse makes one in
-    every add_argument (to check a metavar), and its width lookup imported shutil: a fiftieth
-    of a plan."""
+class _Width:
+    """argparse's default formatter width, from _columns(). argparse makes a formatter in
+    every add_argument (to check a metavar), and its own width lookup imports shutil: a
+    fiftieth of a plan."""
 
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
         super().__init__(prog, indent_increment, max_help_position,
                          _columns() - 2 if width is None else width)
+
+
+class Formatter(_Width, argparse.RawDescriptionHelpFormatter):
+    """argparse's RawDescriptionHelpFormatter at the same default width, without shutil."""
+
+
+class WrappingFormatter(_Width, argparse.HelpFormatter):
+    """argparse's HelpFormatter at the same default width, without shutil."""
 
 
 def build_parser() -> argparse.ArgumentParser:

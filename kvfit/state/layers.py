@@ -31,7 +31,7 @@ def _keys(arch: Architecture, field: str) -> str:
 
 def _where(expr, values: dict, n: int, arch: Architecture) -> set[int]:
     out, names = set(), dict(values)      # one copy; only "i" changes from layer to layer
-    for i in range(n):
+    for i in range(n if "i" in expr.names else min(n, 1)):   # a rule without i: one answer
         names["i"] = i
         try:
             if expr.evaluate(names):
@@ -39,7 +39,7 @@ def _where(expr, values: dict, n: int, arch: Architecture) -> set[int]:
         except ExprError as exc:
             raise ConfigError(f"spec '{arch.id}': layer rule '{expr.text}' failed at layer {i}: "
                               f"{exc.message}.") from None
-    return out
+    return out if "i" in expr.names or not out else set(range(n))
 
 
 def _select(name: str, sel: Selector, values: dict, n: int, arch, done: dict) -> set[int]:
