@@ -70,9 +70,9 @@ def test_a_different_question_is_prepared_anew(prepares):
 
 def test_the_bundled_audit_prepares_each_question_once(prepares, monkeypatch):
     # 12 models x 2 contexts, each planned state-only and on the file's 9 fleets (6 GPU counts,
-    # 3 system node counts), plus the dtype check's two plans per model: 24 x 10 + 12 x 2 = 264
-    # plans. Prepared once per model, context and dtype: 24 + 12 (the dtype check's bf16 plan
-    # is its model's first cell).
+    # 3 system node counts), plus the dtype check's fp8 plan per model (its bf16 side is the
+    # state-only plan of the model's first cell, reused): 24 x 10 + 12 = 252 plans. Prepared
+    # once per model, context and dtype: 24 + 12.
     report = run(load_frontier(EXAMPLE))
     assert len(prepares) == 24 + 12
     assert sum(1 for kv, _, _ in prepares if kv == "fp8") == 12
@@ -84,7 +84,7 @@ def test_the_bundled_audit_prepares_each_question_once(prepares, monkeypatch):
 
     monkeypatch.setattr("kvfit.audit.run.Preparations", Fresh)
     assert run(load_frontier(EXAMPLE)) == report
-    assert len(prepares) == 264
+    assert len(prepares) == 252
 
 
 def test_only_the_fleet_is_left_out_of_the_key():

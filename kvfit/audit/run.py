@@ -19,7 +19,8 @@ from .weights_check import summary, weights_check
 def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
     """One plan of the audit, answered by the audit's capacity model (its engine, if any), on
     the checkpoint the audit read once (`m["meta"]`; None: the plan reads it and refuses),
-    prepared once per context and dtype for all its fleets (`m["prepared"]`)."""
+    prepared once per context and dtype for all its fleets (`m["prepared"]`). The audit reads
+    each fleet's verdict on the plan's own memory basis, so the other basis is not priced."""
     name, version = (None, None)
     if engine:
         from ..engines.spec import parse_engine
@@ -28,7 +29,7 @@ def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> di
                       kv_dtype=m.get("kv_dtype", "auto"),
                       weight_gib=m.get("weight_gib"), offline=offline, engine=name,
                       engine_version=version, suggest=False, **extra)
-    return plan(req, meta=m.get("meta"), prepared=m.get("prepared"))
+    return plan(req, meta=m.get("meta"), prepared=m.get("prepared"), compare_bases=False)
 
 
 def _pinned(m: dict, offline: bool) -> dict:

@@ -330,7 +330,7 @@ def state_sections(m: Model, comps: list, ctx: int) -> dict:
 
 
 def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
-         prepared=None) -> dict:
+         prepared=None, compare_bases: bool = True) -> dict:
     """Run a plan and return the JSON-ready report.
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
@@ -340,6 +340,8 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
     resolves the checkpoint once for all its cells). prepared (optional): a
     kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
+    compare_bases=False (for callers that read only the verdict): a placement report does not
+    evaluate the other memory basis and has no memory_basis_comparison.
     """
     from ..preflight.options import engine_check
 
@@ -372,7 +374,8 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
         report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(req, m, warnings)
     else:
         from . import placements
-        report |= placements.plan_placements(req, m, placements.topology(req), warnings)
+        report |= placements.plan_placements(req, m, placements.topology(req), warnings,
+                                             compare_bases=compare_bases)
     if report.get("hardware"):
         report["hardware"]["utilization_basis"] = m.capacity.utilization_basis
     per_user = req.active_sequences_per_user

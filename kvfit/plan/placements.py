@@ -268,8 +268,11 @@ def copy_notes(layouts: list[dict], rec: dict | None, comps) -> list[str]:
             f"({held}); {who} different sequences instead."] + split
 
 
-def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -> dict:
-    """The placement part of a report for one topology (or a state-only report)."""
+def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None,
+                    compare_bases: bool = True) -> dict:
+    """The placement part of a report for one topology (or a state-only report).
+    compare_bases=False: the other memory basis is not evaluated and the report has no
+    memory_basis_comparison (for callers that read only the verdict, as the audit does)."""
     t = target(req)
     ctx = m.ctx if ctx is None else ctx
     comps = m.at(ctx)
@@ -281,7 +284,9 @@ def plan_placements(req, m, topo, warnings: list[str], ctx: int | None = None) -
                 "placement_notes": []}
     layouts, out, hw = run_topology(req, m, topo, comps, t["required_sequences"], None, ctx)
     warn(topo, topo.accelerator, out, warnings)
-    cmp = compare_basis(req, m, topo, comps, t["required_sequences"], out, hw, ctx)
-    return {"target": t, "hardware": hw, "layouts": layouts, **out,
-            "placement_notes": copy_notes(layouts, out["recommended"], comps),
-            "memory_basis_comparison": cmp}
+    report = {"target": t, "hardware": hw, "layouts": layouts, **out,
+              "placement_notes": copy_notes(layouts, out["recommended"], comps)}
+    if compare_bases:
+        report["memory_basis_comparison"] = compare_basis(req, m, topo, comps,
+                                                          t["required_sequences"], out, hw, ctx)
+    return report
