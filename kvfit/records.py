@@ -17,8 +17,9 @@ tests/test_records.py):
 - __eq__ only between instances of the same class (NotImplemented otherwise), over the
   compared fields; __hash__ over the hashed fields when frozen, None when not; __repr__
   over the shown fields, "..." for a recursive one; a class's own methods are kept.
-The generic __init__ costs about a microsecond more per instance than a compiled one; a
-plain plan makes 165 instances, the bundled audit about 6,200.
+The shared __init__ fills a copy of a per-class template: about 3.8 us for a keyword call
+of PlanRequest (54 fields) against 3.3 us for the compiled one; `replace` copies a plain
+record's fields instead of dataclasses.replace's per-field walk (7.5 against 28.9 us).
 """
 
 from __future__ import annotations
