@@ -103,6 +103,25 @@ def launch_port() -> int:
     raise RuntimeError(f"no free port in {base}-{base + 499}")
 
 
+_VALIDATORS: dict = {}
+
+
+def validate(instance, schema: dict, cls=None) -> None:
+    """jsonschema.validate(instance, schema, cls), the same check and the same error (its best
+    match), with the schema checked and its validator built once per schema text and class:
+    jsonschema.validate does both on every call, ~0.18 s for the report schema."""
+    import jsonschema
+
+    key = (json.dumps(schema, sort_keys=True), cls)
+    if key not in _VALIDATORS:
+        kind = cls or jsonschema.validators.validator_for(schema)
+        kind.check_schema(schema)
+        _VALIDATORS[key] = kind(schema)
+    error = jsonschema.exceptions.best_match(_VALIDATORS[key].iter_errors(instance))
+    if error is not None:
+        raise error
+
+
 def run_cli(*args: str) -> tuple[int, str, str]:
     """Run `kvfit ARGS` in-process; returns (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()

@@ -11,11 +11,10 @@ import socket
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
 from test_calibrate_fakes import FakeServer
 
-from conftest import launch_port, run_cli, run_json
+from conftest import launch_port, run_cli, run_json, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKES = Path(__file__).with_name("test_calibrate_fakes.py")
@@ -57,7 +56,7 @@ def calibrate(preset: Path, *extra: str) -> tuple[int, dict, str]:
     assert "Traceback" not in err
     doc = json.loads(out) if out.strip() else {}
     if "error" not in doc and doc:
-        jsonschema.validate(doc, SCHEMA)
+        validate(doc, SCHEMA)
     return code, doc, err
 
 
@@ -460,7 +459,7 @@ def test_output_is_written_atomically_and_schema_valid(tmp_path):
         code, out, err = run_cli("calibrate", preset, "--output", out_file)
     assert code == 0, err
     doc = json.loads(out_file.read_text())
-    jsonschema.validate(doc, SCHEMA)
+    validate(doc, SCHEMA)
     assert [p.name for p in out_file.parent.iterdir()] == ["calibration.json"]
     assert "CALIBRATED (exit 0)" in out and "Result (host measurement):" in out
     code, _, err = run_cli("calibrate", preset, "--output", tmp_path / "missing" / "x.json")
