@@ -12,7 +12,7 @@ from kvfit.audit.config import load_frontier
 from kvfit.audit.run import run
 from kvfit.errors import UsageError
 
-from conftest import run_cli
+from conftest import run_cli, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "audit" / "open-frontier.toml"
@@ -160,7 +160,6 @@ def test_bad_audit_files(tmp_path, body, needle):
 
 
 def test_audit_json_matches_its_schema():
-    import jsonschema
 
     schema = json.loads((ROOT / "schemas" / "audit.schema.json").read_text())
-    jsonschema.validate(run(load_frontier(EXAMPLE)), schema)
+    validate(run(load_frontier(EXAMPLE)), schema)

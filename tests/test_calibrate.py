@@ -11,11 +11,10 @@ import socket
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
 from test_calibrate_fakes import FakeServer
 
-from conftest import run_cli, run_json
+from conftest import launch_port, run_cli, run_json, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKES = Path(__file__).with_name("test_calibrate_fakes.py")
@@ -57,18 +56,12 @@ def calibrate(preset: Path, *extra: str) -> tuple[int, dict, str]:
     assert "Traceback" not in err
     doc = json.loads(out) if out.strip() else {}
     if "error" not in doc and doc:
-        jsonschema.validate(doc, SCHEMA)
+        validate(doc, SCHEMA)
     return code, doc, err
 
 
 def by_point(doc: dict) -> dict:
     return {p["offered_concurrency"]: p for p in doc["points"]}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_attach_mode_calibrates_with_a_measured_ceiling(tmp_path):
@@ -331,7 +324,7 @@ def _closed(port: int) -> bool:
 
 
 def test_launch_with_allow_cpu_and_a_server_command(tmp_path):
-    port = free_port()
+    port = launch_port()
     code, doc, err = calibrate(_launch(tmp_path, port, concurrency=[1, 2]))
     assert code == 0, err
     srv = doc["server"]
@@ -344,7 +337,7 @@ def test_launch_with_allow_cpu_and_a_server_command(tmp_path):
 
 
 def test_launch_reads_oom_lines_from_the_server_log(tmp_path):
-    port = free_port()
+    port = launch_port()
     code, doc, _ = calibrate(_launch(tmp_path, port, concurrency=[8],
                                      server_extra=["--oom-above", "6"]))
     assert code == 4
@@ -356,7 +349,7 @@ def test_launch_reads_oom_lines_from_the_server_log(tmp_path):
 def test_keep_server_leaves_it_running_and_says_where(tmp_path):
     import os
     import signal
-    port = free_port()
+    port = launch_port()
     code, doc, err = calibrate(_launch(tmp_path, port, concurrency=[1], keep_server=True))
     try:
         assert code == 0, err
@@ -370,9 +363,8 @@ def test_keep_server_leaves_it_running_and_says_where(tmp_path):
         shutil.rmtree(Path(doc["server"]["log"]).parent, ignore_errors=True)
 
 
-def test_unreachable_endpoint_is_exit_2(tmp_path):
-    port = free_port()                     # nothing listens there
-    cal = {"engine": "vllm", "mode": "attach", "base_url": f"http://127.0.0.1:{port}",
+def test_unreachable_endpoint_is_exit_2(tmp_path, closed_port):
+    cal = {"engine": "vllm", "mode": "attach", "base_url": f"http://127.0.0.1:{closed_port}",
            "benchmark_command": BENCH, "concurrency": [1], "startup_timeout": 1}
     code, _, err = calibrate(write_preset(tmp_path, cal))
     assert code == 2 and "not ready within startup_timeout" in err
@@ -467,7 +459,7 @@ def test_output_is_written_atomically_and_schema_valid(tmp_path):
         code, out, err = run_cli("calibrate", preset, "--output", out_file)
     assert code == 0, err
     doc = json.loads(out_file.read_text())
-    jsonschema.validate(doc, SCHEMA)
+    validate(doc, SCHEMA)
     assert [p.name for p in out_file.parent.iterdir()] == ["calibration.json"]
     assert "CALIBRATED (exit 0)" in out and "Result (host measurement):" in out
     code, _, err = run_cli("calibrate", preset, "--output", tmp_path / "missing" / "x.json")

@@ -7,7 +7,7 @@ import pytest
 from kvfit.hub.catalog import catalog_repo_ids, load_entry
 from kvfit.hub.catalog_info import base_name, missing_ids, nearest_ids
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +126,9 @@ def test_json_matches_its_schema(listing):
     path = Path(__file__).parents[1] / "schemas" / "catalog-list.schema.json"
     schema = json.loads(path.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.validate(listing[1], schema, cls=jsonschema.Draft202012Validator)
+    validate(listing[1], schema, cls=jsonschema.Draft202012Validator)
     _, one = run_json("catalog", "show", "zai-org/GLM-5.3")
     entry = schema | {"$ref": "#/$defs/entry"}
     for key in ("required", "properties", "additionalProperties"):
         entry.pop(key)
-    jsonschema.validate(one, entry, cls=jsonschema.Draft202012Validator)
+    validate(one, entry, cls=jsonschema.Draft202012Validator)

@@ -12,6 +12,8 @@ from ruamel.yaml import YAML
 from kvfit.specs.registry import builtin_architectures, spec_files, watchlist
 from kvfit.state.kinds import RETENTION
 
+from conftest import validate
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = sorted((ROOT / "schemas").glob("*.json"))
 ARCH_IDS = [p.stem for p in spec_files()]
@@ -61,11 +63,10 @@ def test_every_spec_has_cases_and_pinned_configs(spec_id):
 
 @pytest.mark.parametrize("spec_id", ARCH_IDS)
 def test_cases_files_match_their_schema(spec_id):
-    import jsonschema
     schema = json.loads((ROOT / "schemas" / "cases.v1.schema.json").read_text())
     path = ROOT / "tests" / "architectures" / spec_id / "cases.yaml"
     if path.is_file():
-        jsonschema.validate(YAML(typ="safe").load(path.read_text()), schema)
+        validate(YAML(typ="safe").load(path.read_text()), schema)
 
 
 def test_every_case_folder_has_a_spec():

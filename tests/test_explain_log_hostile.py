@@ -67,3 +67,36 @@ def test_unusable_printed_numbers_are_ignored_with_a_note(tmp_path, old, new, na
     assert any(n.startswith(f"ignored the log's {name} value") for n in doc["notes"])
     predicted = [r["predicted"] for r in doc["rows"] if isinstance(r["predicted"], int | float)]
     assert predicted and all(v >= 0 for v in predicted)
+
+
+# A number 100,000 digits long where the patterns look for one: each line costs one pass. Before
+# the patterns were made linear (kvfit/engines/logparse.py: possessive _NUM, numbers that start a
+# pattern start their run) a 5,000-digit run cost ~0.5 s of CPU per pattern per line, quadratic
+# in its length: this log would take ~15 CPU minutes a pattern. The child gets 60 CPU seconds
+# (RLIMIT_CPU: CPU time, which a loaded machine does not inflate); it needs well under 1.
+_LONG_LOG = r"""
+import json, sys
+from kvfit.engines.logparse import parse
+text = open(sys.argv[1]).read()
+run = "9" * 100_000
+extra = [f"GPU KV cache size: {run}", f"Maximum concurrency for {run} tokens",
+         f"Actual usage is 1 GiB for weight, {run} GiB for peak act", f"noise {run}.{run} GiB"]
+facts = parse(text + "\n" + "\n".join(extra))
+print(json.dumps([facts.printed, parse(text).printed]))
+"""
+
+
+def test_a_very_long_number_is_read_in_linear_time():
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+
+    proc = subprocess.run([sys.executable, "-c", _LONG_LOG, str(LOG)], capture_output=True,
+                          text=True, preexec_fn=limit, check=False)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-400:])
+    doctored, plain = json.loads(proc.stdout)
+    # the lines with the long runs match nothing new: every number is the real log's own
+    assert doctored == plain and plain["kv_tokens"] == 476016 and plain["concurrency_len"] == 16384

@@ -9,7 +9,7 @@ import pytest
 
 from kvfit.hub.catalog import catalog_file, catalog_repo_ids
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model-configs"
 SPARK = ("--hardware", "dgx-spark", "--context", "128k")
@@ -143,7 +143,7 @@ def test_fit_json_matches_its_schema(spark):
 
     schema = json.loads((Path(__file__).parents[1] / "schemas" / "fit.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.validate(spark[1], schema, cls=jsonschema.Draft202012Validator)
+    validate(spark[1], schema, cls=jsonschema.Draft202012Validator)
 
 
 def test_hardware_auto_is_read_once_and_planned_on_the_preset(tmp_path, monkeypatch):

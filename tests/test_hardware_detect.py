@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 RTX = ("NVIDIA GeForce RTX 5090, 32607, 31500", "NVIDIA GeForce RTX 5090, 32607, 30000")
 MIB = 2**20
@@ -162,12 +162,11 @@ def test_detected_reports_validate_against_the_schema(smi):
     import json
     from pathlib import Path
 
-    import jsonschema
     schema = json.loads((Path(__file__).parents[1] / "schemas" / "report.schema.json")
                         .read_text())
     smi(RTX)
     for extra in ((), ("--memory-basis", "free"), ("--engine", "vllm")):
         code, r = run_json(*PLAN, *extra)
-        jsonschema.validate(r, schema)
+        validate(r, schema)
     smi(["NVIDIA GB10, [N/A], [N/A]"])
-    jsonschema.validate(run_json(*PLAN)[1], schema)
+    validate(run_json(*PLAN)[1], schema)

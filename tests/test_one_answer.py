@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 GLM = ("zai-org/GLM-5.3", "--system", "dgx-b300", "--context", "128k", "--kv-dtype", "fp8",
        "--mtp", "--utilization", "0.8", "--offline")
@@ -322,11 +322,10 @@ def test_report_schema_is_closed_where_kvfit_owns_the_keys():
      "--context", "32k", "--engine", "vllm"),
 ])
 def test_every_kind_of_report_validates(args):
-    import jsonschema
     schema = json.loads((Path(__file__).parents[1] / "schemas" / "report.schema.json").read_text())
     code, r = run_json(*args, "--offline")
     assert code in (0, 1)
-    jsonschema.validate(r, schema)
+    validate(r, schema)
 
 
 def test_min_gpus_and_search_answer_with_the_engine():

@@ -16,7 +16,7 @@ from kvfit.engines.vllm_pp import stage_bytes_per_block
 from kvfit.errors import UsageError
 from kvfit.plan.stages import partition
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LLAMA = str(FIXTURES / "model-configs" / "meta-llama--Llama-3.1-8B")
@@ -149,12 +149,11 @@ def test_qwen36_mtp_draft_layer_keeps_kv_and_sits_on_the_last_stage():
 def test_pp_report_matches_the_published_schema():
     import json
 
-    import jsonschema
 
     schema = json.loads((FIXTURES.parent.parent / "schemas" / "report.schema.json").read_text())
     code, r = run_json(LLAMA, "--offline", "--hardware", "h100-80", "--gpus", "4", "--context",
                        "8k", "--pp", "2", "--weight-gib", "16", "--engine", "vllm@0.33.0")
-    jsonschema.validate(r, schema)
+    validate(r, schema)
     assert all(x["pp"] == 2 and x["pipeline"]["stages"] for x in r["layouts"])
 
 

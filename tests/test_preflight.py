@@ -17,10 +17,9 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-import jsonschema
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCH = ROOT / "tests" / "architectures"
@@ -224,7 +223,7 @@ def check(*args: str) -> tuple[int, dict, str]:
     code, out, err = run_cli(*args, "--json")
     report = json.loads(out)
     if "error" not in report:
-        jsonschema.validate(report, SCHEMA)
+        validate(report, SCHEMA)
     return code, report, err
 
 

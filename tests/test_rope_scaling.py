@@ -13,7 +13,7 @@ import shlex
 
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 YARN = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32768}
 ROPE = json.dumps(YARN)
@@ -216,9 +216,8 @@ def test_a_config_scaling_is_replaced_and_said_so():
 def test_rope_reports_validate_against_the_schema():
     from pathlib import Path
 
-    import jsonschema
     schema = json.loads((Path(__file__).parents[1] / "schemas" / "report.schema.json")
                         .read_text())
     for extra in ((), ("--print-command", "sglang"), ("--engine", "vllm")):
         code, r = run_json(*BRIEF, "--rope-scaling", ROPE, *extra)
-        jsonschema.validate(r, schema)
+        validate(r, schema)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import jsonschema
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
@@ -34,7 +33,7 @@ def _per_layout(layouts) -> dict:
 def test_the_32k_cell_is_the_single_32k_plan():
     code, sweep = run_json(*MUST)
     assert code == 0
-    jsonschema.validate(sweep, SCHEMA)
+    validate(sweep, SCHEMA)
     _, single = run_json(*BASE, "--context", "32k")
     cell = _cell(sweep, context="32k")
     assert _per_layout(cell["layouts"]) == _per_layout(single["layouts"])
@@ -97,7 +96,7 @@ def test_text_table_rows_match_the_plans():
 def test_engine_cells_are_the_engine_plans():
     code, r = run_json(*BASE, "--engine", "vllm", "--sweep", "context=8k,32k")
     assert code == 0
-    jsonschema.validate(r, SCHEMA)
+    validate(r, SCHEMA)
     _, single = run_json(*BASE, "--engine", "vllm", "--context", "32k")
     cell = _cell(r, context="32k")
     assert _per_layout(cell["layouts"]) == _per_layout(single["layouts"])
@@ -115,7 +114,7 @@ def test_grid_users_by_kv_dtype_and_exit_1_when_a_cell_misses():
     code, r = run_json(*BASE, "--context", "32k", "--sweep", "users=64,65",
                        "--sweep", "kv-dtype=bf16,fp8")
     assert code == 1
-    jsonschema.validate(r, SCHEMA)
+    validate(r, SCHEMA)
     key = [(c["values"]["users"], c["values"]["kv-dtype"]) for c in r["sweep"]["cells"]]
     assert key == [("64", "bf16"), ("64", "fp8"), ("65", "bf16"), ("65", "fp8")]
     verdicts = dict(zip(key, (c["fits"] for c in r["sweep"]["cells"]), strict=True))
@@ -186,7 +185,7 @@ def test_a_cell_beyond_the_declared_maximum_is_labelled_hypothetical():
     args = ("Qwen/Qwen3-32B", "--offline", "--hardware", "h100-80", "--gpus", "8",
             "--allow-context-overflow", "--sweep", "context=32k,64k")
     code, r = run_json(*args)
-    jsonschema.validate(r, SCHEMA)
+    validate(r, SCHEMA)
     assert [c["hypothetical"] for c in r["sweep"]["cells"]] == [False, True]
     # 65,536 > 40,960 (config: max_position_embeddings); TP=8: 68,778,198,169 // 2 GiB = 32
     assert _per_layout(_cell(r, context="64k")["layouts"])["tp8"] == (32, True)

@@ -19,7 +19,11 @@ from dataclasses import field
 from ..errors import UsageError
 from ..records import record
 
-_NUM = r"([\d][\d,]*\.?\d*)"
+# Every pattern reads a long digit run in linear time: the quantifiers of _NUM are possessive
+# (it is always followed by " tokens", which no shorter split could meet) and a number that
+# starts a pattern must start its run ((?<![\d.])), so a 5,000-digit number in a hostile log
+# is not rescanned from each of its digits (it was: about 1 s a line, quadratic in its length).
+_NUM = r"([\d][\d,]*+\.?\d*+)"
 VLLM = {
     "version": r"(?:version |V1 LLM engine \(v|API server version )(\d+\.\d+[\w.+-]*)",
     "model": r"█\s+model\s+(\S+)\s*$",
@@ -40,8 +44,9 @@ VLLM = {
                          r"([\d.]+)(?: ?GiB|/)",
     "weights_gib": r"(?:weights memory: |Model loading took )([\d.]+) ?GiB|Actual usage is "
                    r"([\d.]+) GiB for weight,",
-    "activation_gib": r"torch peak memory increase: ([\d.]+)GiB|([\d.]+) GiB for peak activation",
-    "non_torch_gib": r"non-torch forward increase memory: ([\d.]+)GiB|([\d.]+) GiB for "
+    "activation_gib": r"torch peak memory increase: ([\d.]+)GiB|(?<![\d.])([\d.]+) GiB for peak "
+                      r"activation",
+    "non_torch_gib": r"non-torch forward increase memory: ([\d.]+)GiB|(?<![\d.])([\d.]+) GiB for "
                      r"non-torch memory",
     "non_kv_gib": r"Total non KV cache memory: ([\d.]+)GiB",
     "cudagraph_gib": r"Estimated CUDA graph memory: ([\d.]+) GiB total",

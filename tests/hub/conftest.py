@@ -6,8 +6,6 @@ HF_HOME and the kvfit metadata cache live in tmp_path, telemetry is off.
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from hubserver import HubServer
 from hubserver.repos import build_standard_hub
@@ -46,10 +44,8 @@ def hub(hub_env):
 
 
 @pytest.fixture
-def dead_endpoint(hub_env):
-    """HF_ENDPOINT at a 127.0.0.1 port nothing listens on (connection refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    hub_env.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    return f"http://127.0.0.1:{port}"
+def dead_endpoint(hub_env, closed_port):
+    """HF_ENDPOINT at a 127.0.0.1 port nothing listens on (connection refused; tests/conftest.py
+    keeps it so for the whole test)."""
+    hub_env.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port}")
+    return f"http://127.0.0.1:{closed_port}"

@@ -16,6 +16,8 @@ from kvfit.hub import lookup_catalog, parse_reference, resolve
 from kvfit.hub.catalog import catalog_dir, catalog_file, catalog_repo_ids, load_entry
 from kvfit.hub.catalog_build import build_from_hub
 
+from conftest import validate
+
 GLM_SHA = "aca966e4e02791568aa6a4ced368624b3d897f42"
 SCHEMA = json.loads(resources.files("kvfit.hub").joinpath("catalog.schema.json").read_text())
 FOLDERS = sorted(p for p in Path(str(catalog_dir())).iterdir() if p.is_dir())
@@ -36,7 +38,7 @@ def test_catalog_is_large_and_spans_families():
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
 def test_entry_is_valid_honest_and_matches_its_files(folder):
     entry = json.loads((folder / "entry.json").read_text())
-    jsonschema.validate(entry, SCHEMA, cls=jsonschema.Draft202012Validator)
+    validate(entry, SCHEMA, cls=jsonschema.Draft202012Validator)
     assert folder.name == entry["repo_id"].replace("/", "--", 1)
     stored = {p.name for p in folder.iterdir()} - {"entry.json"}
     assert stored == {f.get("stored_as", f["file"]) for f in entry["snapshot"]}
@@ -154,7 +156,7 @@ def test_offline_reuses_metadata_cached_by_an_online_run(hub, monkeypatch):
 def test_catalog_build_from_the_test_hub(hub, tmp_path):
     folder = build_from_hub("kvfit-test/quantized", None, tmp_path)
     entry = json.loads((folder / "entry.json").read_text())
-    jsonschema.validate(entry, SCHEMA, cls=jsonschema.Draft202012Validator)
+    validate(entry, SCHEMA, cls=jsonschema.Draft202012Validator)
     sha = hub.state.repos["kvfit-test/quantized"].refs["main"]
     served = hub.state.repos["kvfit-test/quantized"].commits[sha]
     assert entry["hf_revision"] == sha

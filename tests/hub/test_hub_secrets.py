@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 from hubserver import Fault
 
@@ -17,12 +16,6 @@ def _with_userinfo(url: str) -> str:
     return url.replace("http://", f"http://user:{SECRET}@")
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_hub_error_redacts_userinfo_on_stderr_and_in_json(hub, hub_env):
     hub_env.setenv("HF_ENDPOINT", _with_userinfo(hub.url))
     hub.state.faults.append(Fault(status=404, error_code="RepoNotFound", kind="api"))
@@ -34,17 +27,17 @@ def test_hub_error_redacts_userinfo_on_stderr_and_in_json(hub, hub_env):
     assert err.count("\n") == 1 and "http://***@127.0.0.1" in err
 
 
-def test_unreachable_endpoint_with_userinfo_is_redacted(hub_env):
-    hub_env.setenv("HF_ENDPOINT", f"http://user:{SECRET}@127.0.0.1:{_closed_port()}")
+def test_unreachable_endpoint_with_userinfo_is_redacted(hub_env, closed_port):
+    hub_env.setenv("HF_ENDPOINT", f"http://user:{SECRET}@127.0.0.1:{closed_port}")
     code, out, err = run_cli(REPO, "--context", "1k")
     assert code == 2 and out == ""
     assert SECRET not in err and "could not connect to http://***@127.0.0.1:" in err
 
 
-def test_cache_answered_report_does_not_carry_the_secret(hub, hub_env):
+def test_cache_answered_report_does_not_carry_the_secret(hub, hub_env, closed_port):
     code, _, _ = run_cli(REPO, "--context", "1k")           # online: fills the cache
     assert code in (0, 1, 5)
-    hub_env.setenv("HF_ENDPOINT", f"http://user:{SECRET}@127.0.0.1:{_closed_port()}")
+    hub_env.setenv("HF_ENDPOINT", f"http://user:{SECRET}@127.0.0.1:{closed_port}")
     for flags in (("--verbose",), ("--json",)):   # the checkpoint notes: --verbose or JSON
         code, out, err = run_cli(REPO, "--context", "1k", *flags)
         assert code in (0, 1, 5), err
