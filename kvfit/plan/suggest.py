@@ -133,7 +133,10 @@ def _dpa(req, asked, m, report):
                                           for c in m.comps):
         return None
     profile = "vllm-dp-ep" if req.engine == "vllm" else "sglang-dpa"
-    r = _replan(asked, parallelism=profile)   # reads the weight headers itself
+    # attention-DP reads a Hub checkpoint's weight headers (expert ownership), which a TP
+    # plan's read leaves out; a local folder is read the same way for either
+    same = m.meta if m.meta.origin == "local" or m.meta.tensor_bytes is not None else None
+    r = _replan(asked, same, parallelism=profile)
     if not r or r["fits"] is not True:
         return None
     lay = recommended_layout(r)
@@ -151,7 +154,7 @@ def _pp(req, asked, m, report):
     for pp in (2, 4, 8):
         if gpus % pp:
             continue
-        r = _replan(asked, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
+        r = _replan(asked, m.meta, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
         if r and r["fits"] is True:
             lay = recommended_layout(r)
             return _entry("pp", f"--pp {pp}", f"{pp} pipeline stages: {lay['label']} holds "
