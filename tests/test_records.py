@@ -96,7 +96,8 @@ def test_a_recursive_repr_shows_dots_as_dataclasses_does():
     assert repr(rec) == repr(ref) == "C(a=[...])"
 
 
-def test_subclass_records_compare_their_own_fields():
+def _base_and_sub():
+    """A frozen record and a frozen record subclass adding a defaulted field."""
     @record(frozen=True)
     class Base:
         a: int
@@ -105,7 +106,12 @@ def test_subclass_records_compare_their_own_fields():
     class Sub(Base):
         b: int = 0
 
-    assert repr(Sub(1, 2)) == "test_subclass_records_compare_their_own_fields.<locals>.Sub(a=1, b=2)"
+    return Base, Sub
+
+
+def test_subclass_records_compare_their_own_fields():
+    Base, Sub = _base_and_sub()
+    assert repr(Sub(1, 2)) == "_base_and_sub.<locals>.Sub(a=1, b=2)"
     assert Sub(1, 2) != Sub(1, 3) and Sub(1, 2) == Sub(1, 2) and Base(1) != Sub(1, 0)
     assert hash(Sub(1, 2)) == hash((1, 2))
 
@@ -205,13 +211,7 @@ def test_records_replace_answers_as_dataclasses_replace(frozen):
 def test_records_replace_of_a_subclass_record_and_of_a_plain_subclass():
     from kvfit.records import replace
 
-    @record(frozen=True)
-    class Base:
-        a: int
-
-    @record(frozen=True)
-    class Sub(Base):
-        b: int = 0
+    Base, Sub = _base_and_sub()
 
     class Loose(Base):          # not a record: dataclasses.replace builds it
         pass
