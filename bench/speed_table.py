@@ -156,6 +156,45 @@ specs check 1.00 (2), hub warm branch 97 ms = 1.50 (1.5), hub cold 1.56 (2), hub
 4-model audit 8 requests cold and 0 pinned (8 and 0), bundled audit cpu / one plan 266 / 90 ms
 = 2.95 (3; expressions compiled once per text and names). Three sit on their bars (1.50, 1.29,
 2.95; the run before gave 1.49, 1.28, 3.06): met, without margin.
+
+Session 7 close, a fresh clone of main at 3986ab1 (nothing else running; load average 1.2
+from the bench itself; bytecode on; bare start 11 ms). Two runs, --runs 7 then --runs 5, each
+figure (bar; session 6 close):
+
+    warm local plan / python -c pass   6.20, 6.12   (8; 6.17)      68-69 ms wall
+    first run ever / warm plan         1.00, 1.01   (2; 1.00)
+    specs check cold / warm            1.01, 1.01   (2; 1.00)
+    hub warm branch / local plan       1.43, 1.42   (1.5; 1.50)    98 ms, cpu 97
+    hub cold / local plan              1.47, 1.43   (2; 1.56)
+    hub peak RSS / local plan          1.25, 1.25   (1.3; 1.29)    24.6 / 19.7 MiB
+    bundled audit cpu / one plan       2.77, 2.78   (3; 2.95)      204 / 73 ms cpu
+    --engine vllm / plain plan         1.08, 1.09   (1.3; 1.16)
+    explain-log / plain plan           1.03, 1.04   (1.3; 1.13)
+    search N=1024 / N=8                1.06, 1.08   (2; 1.07)
+    4 hub models audit, requests       8 cold, 0 pinned   (8 and 0)
+
+The bars are read with bytecode on, as a user's installed kvfit runs; with bytecode off every
+module compiles from source each run and the warm plan is ~20x a bare start, the hub RSS
+ratio 1.42 (compiling http.client's email package). What moved since the session-6 close
+(paired A/B runs against 290dae0 in one go agree):
+- the audit's denominator, the catalog plan, went 90 -> 73 ms: its entry is found from the
+  package folder by the folder named after the repo (importlib.resources brought tempfile,
+  shutil, bz2, lzma and typing; all 122 entry.json files were read), kvfit.hub imports typing
+  only for type checkers, and a docstring-less record no longer makes dataclasses parse
+  object.__init__'s signature with tokenize (~2 ms);
+- the audit went 266 -> 204 ms cpu, faster than its denominator: a fleet plan prices only its
+  own memory basis (the audit never reads the comparison: half its placement work), the
+  dtype check reuses the cell's plan, PlanRequest builds in 3.8 us (was 20.6) and replaces in
+  7.5 us (28.9 through dataclasses.replace), every plain dataclass is a record, the weight
+  estimate of an unquantized row is one multiplication, and the parsers measure the terminal
+  width without shutil;
+- the Hub path: atomic cache writes make their temporary file without tempfile (shutil, bz2,
+  lzma: 0.7 MiB and 2 ms of a cold plan), and an ASCII host is looked up as bytes (no idna
+  codec for a plain-http endpoint: 1 ms, 0.4 MiB; https loads it in ssl anyway).
+What is left of the Hub path is http.client's import (the email package, ssl, socket: ~17 ms
+and 3.6 MiB, ssl 1.2 MiB of it), typing and huggingface_hub's constants (~3.5 ms), kvfit.hub's
+own modules (~4 ms) and, on a loaded machine, the request thread waiting for a core (up to
+~8 ms measured with another job on the second core; ~1 ms idle).
 """
 
 from __future__ import annotations
