@@ -62,6 +62,15 @@ def _folder_of(repo_id: str) -> str | None:
     return _folders().get(repo_id.lower())
 
 
+def repo_ids_containing(text: str) -> list[str]:
+    """The repo ids of the entries whose folder name holds `text` (case-insensitive), sorted:
+    a narrowing before a test on the repo id that reads only those entries (each folder is
+    named after its repo id, org/name -> org--name; tests/hub/test_hub_catalog.py)."""
+    text = text.lower()
+    return sorted({json.loads(_entry_text(f.name))["repo_id"] for f in _DIR.iterdir()
+                   if text in f.name.lower() and (f / "entry.json").is_file()})
+
+
 def catalog_repo_ids() -> list[str]:
     """Every repo id in the catalog (not counting former ids), sorted."""
     return sorted({load_entry(name.replace("--", "/", 1))["repo_id"]

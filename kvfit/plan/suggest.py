@@ -164,11 +164,12 @@ def _pp(req, asked, m, report):
 
 
 def siblings(source: str) -> list[str]:
-    """Catalog checkpoints that are quantized versions of `source` (same name + a quant tag)."""
-    from ..hub.catalog import catalog_repo_ids
+    """Catalog checkpoints that are quantized versions of `source` (same name + a quant tag);
+    only the entries whose folder holds "<name>-" are read."""
+    from ..hub.catalog import repo_ids_containing
     name = source.rsplit("/", 1)[-1].lower()
     out = []
-    for rid in catalog_repo_ids():
+    for rid in repo_ids_containing(name + "-"):
         other = rid.rsplit("/", 1)[-1].lower()
         rest = other[len(name) + 1:] if other.startswith(name + "-") else ""
         if rest and any(mark in rest.split("-") for mark in QUANT_MARKS):

@@ -183,3 +183,30 @@ def test_a_repo_id_is_found_by_its_folder_and_other_spellings_by_the_index():
         assert catalog._folder_of("nobody/nothing") is None and catalog._folder_of("a/../b") is None
     finally:
         catalog._folder_of.cache_clear()
+
+
+def test_each_folder_is_named_after_its_repo_and_siblings_are_found_by_it():
+    """repo_ids_containing narrows by folder name, which is exact only because every folder is
+    named after its entry's repo id; the quantized siblings found that way are the ones a test
+    of every catalog id finds."""
+    from kvfit.hub import catalog
+    from kvfit.plan.suggest import QUANT_MARKS, siblings
+
+    for folder in FOLDERS:
+        assert json.loads((folder / "entry.json").read_text())["repo_id"].replace("/", "--", 1) \
+            == folder.name
+
+    def every(source):                       # the test over every repo id, as it was
+        name = source.rsplit("/", 1)[-1].lower()
+        out = []
+        for rid in catalog.catalog_repo_ids():
+            other = rid.rsplit("/", 1)[-1].lower()
+            rest = other[len(name) + 1:] if other.startswith(name + "-") else ""
+            if rest and any(mark in rest.split("-") for mark in QUANT_MARKS):
+                out.append(rid)
+        return sorted(out)
+
+    sources = [json.loads((f / "entry.json").read_text())["repo_id"] for f in FOLDERS]
+    found = {s: siblings(s) for s in sources}
+    assert found == {s: every(s) for s in sources}
+    assert sum(1 for v in found.values() if v) >= 3          # some models do have siblings
