@@ -135,8 +135,8 @@ def _init(cls):
 def replace(obj, /, **changes):
     """dataclasses.replace(obj, **changes): a new instance with those fields changed. For a
     record with the shared __init__ the field values are copied as they are (what replace's
-    call of that __init__ amounts to), without dataclasses' per-field walk: about 29 us for
-    a PlanRequest, which every plan replaces at least once. Anything else goes to
+    call of that __init__ amounts to), without dataclasses' per-field walk (7.5 against 29 us
+    for a PlanRequest, which every plan replaces at least once). Anything else goes to
     dataclasses.replace."""
     cls = obj.__class__
     names = cls.__dict__.get("_record_names")

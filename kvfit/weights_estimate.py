@@ -87,7 +87,7 @@ class _Matcher:
             self.plain = set(entries)  # plain names only (a per-module declaration: thousands)
         else:
             self.plain = {e for e in entries if _plain_name(e)}
-            self.globs = [e for e in entries if set(e) & set("*?[") and not e.startswith("re:")]
+            self.globs = [e for e in entries if not e.startswith("re:") and not _plain_name(e)]
             # one alternation of the globs (fnmatchcase semantics: translate + match), so a
             # path is tried once per ancestor, not once per glob (exclusions hold hundreds)
             self.glob_re = re.compile("|".join(map(translate, self.globs))) if self.globs \
@@ -258,19 +258,20 @@ class _Estimator:
         each = range(experts) if experts and self.by_expert else [0]
         repeat = experts if experts and not self.by_expert else 1
         total, seen, renamed = 0, set(), dict(t.formats)
-        if not self.groups and layers:
-            # no quantization declaration: every path is at the model dtype (fmt() is None)
-            fmt = renamed.get(None)
-            seen.add(fmt or "model dtype")
-            total = self.linear_bytes(fmt, rows, cols) * repeat * copies * len(layers) * len(each)
-        for i in (layers if self.groups else ()):
-            path = t.module if i is None else t.module.replace("{i}", str(i))
-            path = path.replace("{r}", "0")  # one copy stands for all `repeat` copies
-            for e in each:
-                fmt = self.fmt(path.replace("{e}", str(e)))
-                fmt = renamed.get(fmt, fmt)
-                seen.add(fmt or "model dtype")
-                total += self.linear_bytes(fmt, rows, cols) * repeat * copies
+        if not self.groups:
+            # no quantization declaration: fmt() is None for every path, the model dtype (a
+            # `formats` key is always a format name)
+            total = self.linear_bytes(None, rows, cols) * repeat * copies * len(layers) * len(each)
+            seen = {"model dtype"} if layers else set()
+        else:
+            for i in layers:
+                path = t.module if i is None else t.module.replace("{i}", str(i))
+                path = path.replace("{r}", "0")  # one copy stands for all `repeat` copies
+                for e in each:
+                    fmt = self.fmt(path.replace("{e}", str(e)))
+                    fmt = renamed.get(fmt, fmt)
+                    seen.add(fmt or "model dtype")
+                    total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
         return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
                            heads, t.routed, experts)

@@ -30,16 +30,19 @@ def _keys(arch: Architecture, field: str) -> str:
 
 
 def _where(expr, values: dict, n: int, arch: Architecture) -> set[int]:
-    out, names = set(), dict(values)      # one copy; only "i" changes from layer to layer
-    for i in range(n if "i" in expr.names else min(n, 1)):   # a rule without i: one answer
-        names["i"] = i
-        try:
-            if expr.evaluate(names):
-                out.add(i)
-        except ExprError as exc:
-            raise ConfigError(f"spec '{arch.id}': layer rule '{expr.text}' failed at layer {i}: "
-                              f"{exc.message}.") from None
-    return out if "i" in expr.names or not out else set(range(n))
+    names = dict(values)      # one copy; only "i" changes from layer to layer
+    if "i" not in expr.names:     # a rule that does not read i has one answer for every layer
+        return set(range(n)) if n and _holds(expr, names, 0, arch) else set()
+    return {i for i in range(n) if _holds(expr, names, i, arch)}
+
+
+def _holds(expr, names: dict, i: int, arch: Architecture) -> bool:
+    names["i"] = i
+    try:
+        return bool(expr.evaluate(names))
+    except ExprError as exc:
+        raise ConfigError(f"spec '{arch.id}': layer rule '{expr.text}' failed at layer {i}: "
+                          f"{exc.message}.") from None
 
 
 def _select(name: str, sel: Selector, values: dict, n: int, arch, done: dict) -> set[int]:
