@@ -32,16 +32,19 @@ def catalog_dir() -> Path:
     return _DIR
 
 
+def _entry_folders() -> list[str]:
+    """The names of the folders that hold an entry (entry.json)."""
+    return [f.name for f in _DIR.iterdir() if (f / "entry.json").is_file()]
+
+
 @cache
 def _folders() -> dict[str, str]:
     """Lower-cased repo id (and former ids) -> entry folder; Hub ids are case-insensitive."""
     found: dict[str, str] = {}
-    for folder in catalog_dir().iterdir():
-        entry_file = folder.joinpath("entry.json")
-        if folder.is_dir() and entry_file.is_file():
-            entry = json.loads(_entry_text(folder.name))
-            for repo_id in (entry["repo_id"], *entry.get("aliases", [])):
-                found[repo_id.lower()] = folder.name
+    for folder in _entry_folders():
+        entry = json.loads(_entry_text(folder))
+        for repo_id in (entry["repo_id"], *entry.get("aliases", [])):
+            found[repo_id.lower()] = folder
     return found
 
 
@@ -67,14 +70,13 @@ def repo_ids_containing(text: str) -> list[str]:
     a narrowing before a test on the repo id that reads only those entries (each folder is
     named after its repo id, org/name -> org--name; tests/hub/test_hub_catalog.py)."""
     text = text.lower()
-    return sorted({json.loads(_entry_text(f.name))["repo_id"] for f in _DIR.iterdir()
-                   if text in f.name.lower() and (f / "entry.json").is_file()})
+    return sorted({json.loads(_entry_text(f))["repo_id"] for f in _entry_folders()
+                   if text in f.lower()})
 
 
 def catalog_repo_ids() -> list[str]:
     """Every repo id in the catalog (not counting former ids), sorted."""
-    return sorted({load_entry(name.replace("--", "/", 1))["repo_id"]
-                   for name in _folders().values()})
+    return sorted({json.loads(_entry_text(f))["repo_id"] for f in _entry_folders()})
 
 
 def load_entry(repo_id: str) -> dict[str, Any] | None:
