@@ -90,12 +90,9 @@ def in_range(version, spec: str) -> bool:
     if plain is not None:
         return all(compare(version, bound) for compare, bound in plain)
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import Version
 
-    if isinstance(version, _Release):
-        version = Version(version.text)
     try:
-        return SpecifierSet(spec).contains(version, prereleases=True)
+        return SpecifierSet(spec).contains(_pep440(version), prereleases=True)
     except InvalidSpecifier:
         raise UsageError(f"bad version range {spec!r}") from None
 
