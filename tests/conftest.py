@@ -159,10 +159,10 @@ def load_config_dir(directory):
 
 def estimate_of(cfg: dict, hf: dict | None = None, model_bytes=2):
     """The config-shape weight estimate (estimate, why) of a config (and quant config)."""
-    from kvfit.metadata import Metadata
-    from kvfit.quant import summarize
+    from kvfit.checkpoint.estimate import estimate_weights
+    from kvfit.checkpoint.metadata import Metadata
+    from kvfit.checkpoint.quant import summarize
     from kvfit.state.resolve import resolve_architecture
-    from kvfit.weights_estimate import estimate_weights
 
     meta = Metadata("x", "local", cfg, quant_config=hf)
     return estimate_weights(resolve_architecture(cfg), summarize(meta), model_bytes)

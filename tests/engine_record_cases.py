@@ -89,7 +89,7 @@ def vllm_token_bytes(row: dict) -> Fraction:
 @lru_cache(maxsize=8)
 def _checkpoint(directory: str):
     """The config dir read once for all of its points and the plans' own re-reads of it."""
-    from kvfit.source.local import load_local
+    from kvfit.checkpoint.local import load_local
     return load_local(ROOT / directory)
 
 
@@ -116,7 +116,7 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
     def load_metadata(req):
         """The suggestions' re-plans (--pp, --parallelism) read the checkpoint again: the same
         folder gives the read made once (the same config and quantization objects, so the
-        per-checkpoint work of kvfit.metadata.once is shared too); the same JSON, byte for
+        per-checkpoint work of kvfit.checkpoint.metadata.once is shared too); the same JSON, byte for
         byte (checked on ten MiniMax-M3-NVFP4 points: 1.5 s -> 0.02 s a plan)."""
         same = req.model is not None and Path(str(req.model)).resolve() == here
         return _checkpoint(directory) if same else read(req)
@@ -159,7 +159,7 @@ def kvfit_token_bytes(p: Point) -> Fraction:
     from kvfit.engines.state import engine_state
     rules = rules_for("vllm", "0.33.0")
     spelling = "auto" if p.kv == "auto" else p.kv
-    from kvfit.hardware import find_accelerator
+    from kvfit.hardware.presets import find_accelerator
     cc = find_accelerator("h100-80").compute_capability     # the record emulates SM90
     state = engine_state(_checkpoint(p.dir), rules, spelling, p.length, capability=cc)
     total = Fraction(0)

@@ -89,7 +89,7 @@ def points() -> list[Point]:
 
 @lru_cache(maxsize=8)
 def _checkpoint(directory: str):
-    from kvfit.source.local import load_local
+    from kvfit.checkpoint.local import load_local
     return load_local(ROOT / directory)
 
 
@@ -97,7 +97,7 @@ def _checkpoint(directory: str):
 def _state(directory: str, kv: str, context: int):
     from kvfit.engines.spec import rules_for
     from kvfit.engines.state import engine_state
-    from kvfit.hardware import find_accelerator
+    from kvfit.hardware.presets import find_accelerator
     return engine_state(_checkpoint(directory), rules_for("sglang", VERSION), kv, context,
                         capability=find_accelerator("h100-80").compute_capability)
 
@@ -105,7 +105,7 @@ def _state(directory: str, kv: str, context: int):
 def _inputs(p_dir: str, tp: int, kv: str, context: int, weights: int):
     from kvfit.engines.common import Inputs
     from kvfit.engines.state import architectures
-    from kvfit.hardware import find_accelerator
+    from kvfit.hardware.presets import find_accelerator
     acc = find_accelerator("h100-80")
     state = _state(p_dir, kv, context)
     return Inputs(list(state.components), tp, context, weights, acc.memory("visible")[0],

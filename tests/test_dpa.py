@@ -30,9 +30,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from kvfit.checkpoint.metadata import FileEntry, Metadata
 from kvfit.errors import ConfigError, UsageError
 from kvfit.expr import compile_expr
-from kvfit.metadata import FileEntry, Metadata
 from kvfit.plan import ownership
 from kvfit.plan.dpa import PROFILES, padding_bytes, page_tokens
 from kvfit.specs.architecture import Experts

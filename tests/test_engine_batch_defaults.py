@@ -7,7 +7,7 @@ import pytest
 from kvfit.engines.common import Inputs
 from kvfit.engines.spec import rules_for
 from kvfit.engines.vllm import batch_defaults
-from kvfit.hardware import find_accelerator
+from kvfit.hardware.presets import find_accelerator
 
 MIB = 1024**2
 

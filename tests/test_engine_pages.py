@@ -19,13 +19,13 @@ from __future__ import annotations
 import pytest
 from engine_log_cases import CONFIGS, load_cases
 
+from kvfit.checkpoint.local import load_local
 from kvfit.engines.logparse import parse
 from kvfit.engines.pages import group_pages, layer_pages
 from kvfit.engines.spec import rules_for
 from kvfit.engines.state import engine_state
 from kvfit.engines.vllm import block_size, request_blocks
 from kvfit.errors import UnsupportedArchitecture
-from kvfit.source.local import load_local
 
 GIB = 1024**3
 CASES = {c.slug: c for c in load_cases()}

@@ -10,12 +10,12 @@ import math
 import pytest
 from engine_log_cases import CONFIGS
 
+from kvfit.checkpoint.local import load_local
 from kvfit.engines import engine_args, pop_engine_args, predict, print_command
 from kvfit.engines.spec import rules_for
 from kvfit.engines.state import engine_state
 from kvfit.errors import UnsupportedArchitecture
-from kvfit.hardware import find_accelerator
-from kvfit.source.local import load_local
+from kvfit.hardware.presets import find_accelerator
 
 GIB, MIB = 1024**3, 1024**2
 H100 = find_accelerator("h100-80")

@@ -12,7 +12,7 @@ from kvfit.engines.common import Inputs
 from kvfit.engines.sglang import mem_fraction
 from kvfit.engines.spec import in_range, load_spec, parse_engine, parse_version, rules_for
 from kvfit.errors import SpecError, UsageError
-from kvfit.hardware import find_accelerator
+from kvfit.hardware.presets import find_accelerator
 from kvfit.specs.loader import load_file, load_text
 from kvfit.specs.schema import check
 from kvfit.state.evaluate import ComponentState

@@ -39,9 +39,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from kvfit.checkpoint.metadata import Metadata
 from kvfit.errors import UsageError
-from kvfit.hardware import find_system
-from kvfit.metadata import Metadata
+from kvfit.hardware.presets import find_system
 from kvfit.plan import ownership
 from kvfit.plan.dpa import dpa_layouts
 from kvfit.plan.dpa_notes import split_note

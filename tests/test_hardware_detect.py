@@ -21,7 +21,7 @@ def smi(tmp_path, monkeypatch):
         tool.write_text(f"#!/bin/sh\n{body}exit {code}\n")
         tool.chmod(0o755)
         monkeypatch.setenv("PATH", str(tmp_path))
-        monkeypatch.setattr("kvfit.detect_nvml.load", lambda: None)   # no NVML: nvidia-smi
+        monkeypatch.setattr("kvfit.hardware.nvml.load", lambda: None)   # no NVML: nvidia-smi
     return install
 
 
@@ -106,7 +106,7 @@ def test_a_total_unlike_the_preset_is_noted(smi):
     ("NVIDIA GH200 480GB", "gh200-96"), ("NVIDIA GB10", "dgx-spark"),
 ])
 def test_names_map_to_presets(name, preset):
-    from kvfit.detect import preset_for
+    from kvfit.hardware.detect import preset_for
     assert preset_for(name) == preset
 
 
@@ -128,7 +128,7 @@ def test_a_failing_nvidia_smi_exits_2(smi):
 
 def test_no_nvidia_smi_is_one_clear_paragraph(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))        # an empty folder: no nvidia-smi
-    monkeypatch.setattr("kvfit.detect_nvml.load", lambda: None)      # and no NVML
+    monkeypatch.setattr("kvfit.hardware.nvml.load", lambda: None)      # and no NVML
     code, _, err = run_cli(*PLAN)
     _clean(code, err, "no nvidia-smi on PATH, so kvfit cannot see a local NVIDIA GPU")
     assert "--hardware h100-80 --gpus 8" in err

@@ -56,8 +56,8 @@ NOT_ON_A_PLAIN_PLAN = (
     "kvfit.hub", "kvfit.hub.deadline", "kvfit.hub.artifacts", "kvfit.hub.safetensors_header",
     "packaging", "packaging.specifiers", "packaging.version", "typing", "shutil", "threading",
     "kvfit.specs.events", "kvfit.specs.schema", "ruamel", "kvfit.spec_problems",
-    "kvfit.plan.inverse", "kvfit.plan.search", "kvfit.detect", "kvfit.plan.stages",
-    "kvfit.plan.rope", "kvfit.engines.common", "kvfit.preflight.check", "kvfit.hardware_systems",
+    "kvfit.plan.inverse", "kvfit.plan.search", "kvfit.hardware.detect", "kvfit.plan.stages",
+    "kvfit.plan.rope", "kvfit.engines.common", "kvfit.preflight.check",
     "kvfit.specs.experts", "kvfit.specs.parameters",    # the config-shape weight estimate's
     "encodings.utf_8_sig",          # config.json's byte-order mark is a prefix check (plan-trim)
 )
@@ -65,7 +65,7 @@ NOT_ON_A_PLAIN_PLAN = (
 
 def test_a_plain_local_plan_loads_no_other_questions_code(tmp_path):
     loaded = _loaded(tmp_path, *PLAN)
-    assert {"kvfit.plan.placements", "kvfit.engines.spec", "kvfit.hardware"} <= loaded
+    assert {"kvfit.plan.placements", "kvfit.engines.spec", "kvfit.hardware.presets"} <= loaded
     assert sorted(m for m in NOT_ON_A_PLAIN_PLAN if m in loaded) == []
 
 
@@ -89,7 +89,7 @@ def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
                      "--weight-gib", "61", "--rope-scaling",
                      '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":40960}',
                      "--json")
-    assert {"kvfit.hardware_systems", "kvfit.plan.rope"} <= loaded
+    assert {"kvfit.hardware.presets", "kvfit.plan.rope"} <= loaded
     loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--hardware", "h100-80", "--gpus",
                      "2", "--json")
     assert "kvfit.specs.parameters" in loaded
@@ -128,21 +128,21 @@ def test_a_plain_plan_compiles_no_method_per_class(tmp_path):
     assert proc.returncode == 0, proc.stderr
     classes = json.loads(proc.stderr.strip().splitlines()[-1])
     assert {"kvfit.plan.request.PlanRequest", "kvfit.specs.architecture.Architecture",
-            "kvfit.hardware.Accelerator", "kvfit.plan.capacity.Capacity"} <= set(classes)
+            "kvfit.hardware.presets.Accelerator", "kvfit.plan.capacity.Capacity"} <= set(classes)
     assert len(classes) >= 25
     generated = {f"{cls}.{m}" for cls, methods in classes.items()
                  for m, where in methods.items() if where in ("<string>", dataclasses.__file__)}
     assert sorted(generated) == []
     records = str(ROOT / "kvfit" / "records.py")
-    assert classes["kvfit.hardware.Accelerator"]["__eq__"] == records
-    assert classes["kvfit.hardware.Accelerator"]["__init__"] == records
-    assert classes["kvfit.hardware.Accelerator"]["__setattr__"] == records
+    assert classes["kvfit.hardware.presets.Accelerator"]["__eq__"] == records
+    assert classes["kvfit.hardware.presets.Accelerator"]["__init__"] == records
+    assert classes["kvfit.hardware.presets.Accelerator"]["__setattr__"] == records
     assert classes["kvfit.plan.request.PlanRequest"]["__hash__"] is None    # mutable: unhashable
 
 
 def test_a_config_with_a_byte_order_mark_reads_as_utf_8_sig_does():
+    from kvfit.checkpoint.jsonfile import parse_json
     from kvfit.errors import ConfigError
-    from kvfit.source.jsonfile import parse_json
 
     for raw in (b'{"a": 1}', b'\xef\xbb\xbf{"a": "\xc3\xa9"}', b'\xef\xbb\xbf\xef\xbb\xbf{}',
                 b'\xef\xbb\xbf{"a": "\xff"}'):
@@ -186,7 +186,7 @@ def test_an_audit_loads_the_renderer_it_writes_and_no_other_questions_code(tmp_p
     assert "kvfit.report.jsonout" not in text
     as_json = _audit_loaded(tmp_path, "--json")
     assert "kvfit.report.jsonout" in as_json and "kvfit.audit.render" not in as_json
-    others = ("kvfit.plan.search", "kvfit.plan.inverse", "kvfit.plan.suggest", "kvfit.detect",
+    others = ("kvfit.plan.search", "kvfit.plan.inverse", "kvfit.plan.suggest", "kvfit.hardware.detect",
               "kvfit.plan.launch", "kvfit.preflight.check", "kvfit.cli.helptext", "subprocess",
               "difflib", "huggingface_hub", "ruamel", "packaging",
               "shutil")   # argparse's width lookup: every kvfit parser measures it without

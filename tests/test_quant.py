@@ -1,4 +1,4 @@
-"""kvfit.quant: one test per quantization family, each expectation derived by reading the
+"""kvfit.checkpoint.quant: one test per quantization family, each expectation derived by reading the
 pinned fixture named in the test (tests/fixtures/quant/<org>--<name>/, provenance in the
 SOURCES.yaml beside it), plus malformed-input, provenance and data-file tests."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from kvfit.checkpoint.metadata import Metadata
+from kvfit.checkpoint.quant import KV_CACHE_DTYPES, WEIGHT_ALGORITHMS, QuantSummary, summarize
 from kvfit.errors import ConfigError, KvfitError
-from kvfit.metadata import Metadata
-from kvfit.quant import KV_CACHE_DTYPES, WEIGHT_ALGORITHMS, QuantSummary, summarize
 
 FIXTURES = Path(__file__).parent / "fixtures" / "quant"
 MODEL_DIRS = sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name != "synthetic")
@@ -480,7 +480,7 @@ def test_synthetic_fixtures_are_declared_synthetic():
 
 
 def test_runtime_floors_yaml_is_well_formed_and_sourced():
-    from kvfit import quant_floors
+    from kvfit.checkpoint import quant_floors
     path = quant_floors._data_path()
     assert path.name == "runtime_floors.yaml" and path.parent.name == "quant"
     data = YAML(typ="safe", pure=True).load(path.read_text())
@@ -493,7 +493,7 @@ def test_runtime_floors_yaml_is_well_formed_and_sourced():
 
 
 def test_data_path_follows_the_data_root(tmp_path, monkeypatch):
-    from kvfit import quant_floors
+    from kvfit.checkpoint import quant_floors
     assert quant_floors._data_path() == quant_floors.data_root() / "specs" / "quant" / \
         "runtime_floors.yaml"
     monkeypatch.setattr(quant_floors, "data_root", lambda: tmp_path)

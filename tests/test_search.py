@@ -184,7 +184,7 @@ def test_search_finds_the_smallest_node_local_count_past_the_answer(users, max_n
 def test_the_node_local_count_found_by_bisection_is_the_first_a_walk_finds():
     """Every node count from 3 to 40 walked one by one: the first node-local fit is the one
     the search reports (the bisection relies on a node-local fit only growing with nodes)."""
-    from kvfit.hardware import find_system
+    from kvfit.hardware.presets import find_system
     from kvfit.plan import placements, systems
     from kvfit.plan.build import prepare
     from kvfit.plan.request import PlanRequest

@@ -118,8 +118,8 @@ def test_dsa_nvfp4_auto_kv_is_bf16_on_sm90_by_hand():
 def test_dsa_auto_kv_follows_the_gpu_generation():
     """The same rule from SM100 on gives fp8_e4m3; a config with learnable sinks stays bf16;
     without a GPU kvfit takes bf16 and warns (overrides.py:525-536)."""
-    from kvfit import kv_auto
-    from kvfit.metadata import Metadata
+    from kvfit.checkpoint import kv_auto
+    from kvfit.checkpoint.metadata import Metadata
 
     meta = Metadata("test", "local", {"architectures": ["DeepseekV32ForCausalLM"]})
     root = {"index_topk": 2048}

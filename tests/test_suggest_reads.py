@@ -1,6 +1,6 @@
 """The suggestions' re-plans of a local checkpoint reuse the plan's one read of it (--pp and
 --parallelism keep the model: a local folder reads the same for either), so the per-checkpoint
-work (kvfit.metadata.once: the spec match, the config-shape weight estimate) is done once.
+work (kvfit.checkpoint.metadata.once: the spec match, the config-shape weight estimate) is done once.
 A MiniMax-M3-NVFP4 folder, whose estimate walks 22,422 declared modules, planned 1.4 s before
 and ~0.5 s after, with the same report (compared below against fresh reads)."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kvfit.hardware import find_accelerator, find_system
+from kvfit.hardware.presets import find_accelerator, find_system
 from kvfit.plan.layouts import recommend
 from kvfit.plan.systems import Topology, domains_spanned, of_hardware, of_system
 

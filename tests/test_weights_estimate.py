@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from kvfit.metadata import Metadata
-from kvfit.quant import summarize
+from kvfit.checkpoint.estimate import _Matcher, estimate_weights
+from kvfit.checkpoint.metadata import Metadata
+from kvfit.checkpoint.quant import summarize
 from kvfit.specs.architecture import compile_architecture
 from kvfit.specs.loader import load_file
 from kvfit.specs.schema import check
 from kvfit.state.resolve import resolve_architecture
-from kvfit.weights_estimate import _Matcher, estimate_weights
 
 ROOT = Path(__file__).resolve().parent
 CONFIGS = ROOT / "fixtures" / "model-configs"

@@ -44,10 +44,10 @@ def test_glm53_flash_estimate_equals_vllms_own_build():
 
 
 def _with_mtp(config: dict):
-    from kvfit.metadata import Metadata
-    from kvfit.quant import summarize
+    from kvfit.checkpoint.estimate import estimate_weights
+    from kvfit.checkpoint.metadata import Metadata
+    from kvfit.checkpoint.quant import summarize
     from kvfit.state.resolve import resolve_architecture
-    from kvfit.weights_estimate import estimate_weights
 
     return estimate_weights(resolve_architecture(config), summarize(Metadata("x", "local", config)), 2,
                             mtp=True)

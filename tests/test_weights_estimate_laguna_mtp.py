@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvfit.metadata import Metadata
-from kvfit.quant import summarize
+from kvfit.checkpoint.estimate import estimate_weights
+from kvfit.checkpoint.metadata import Metadata
+from kvfit.checkpoint.quant import summarize
 from kvfit.state.resolve import resolve_architecture
-from kvfit.weights_estimate import estimate_weights
 
 from conftest import estimate_of, load_config_dir, param_count, row_of
 

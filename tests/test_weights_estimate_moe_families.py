@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvfit.metadata import Metadata
-from kvfit.quant import summarize
+from kvfit.checkpoint.estimate import estimate_weights
+from kvfit.checkpoint.metadata import Metadata
+from kvfit.checkpoint.quant import summarize
 from kvfit.state.resolve import resolve_architecture
-from kvfit.weights_estimate import estimate_weights
 
 ARCH = Path(__file__).resolve().parent / "architectures"
 GIB = 2**30

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..checkpoint.metadata import once
+from ..checkpoint.weights import config_estimate
 from ..errors import KvfitError
-from ..metadata import once
 from ..state.resolve import resolve_architecture
-from ..weights import config_estimate
 
 
 def weights_check(meta, report: dict) -> dict | None:

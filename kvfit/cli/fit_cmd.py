@@ -72,7 +72,7 @@ def _auto(ns: argparse.Namespace) -> tuple[str | None, str | None]:
     """--hardware auto is read once: (preset, a note saying what was seen)."""
     if str(ns.hardware or "").casefold() != "auto":
         return ns.hardware, None
-    from ..detect import describe, seen
+    from ..hardware.detect import describe, seen
 
     d, used = seen(ns.system, ns.gpus)
     ns.gpus = used

@@ -23,7 +23,7 @@ def parser() -> Parser:
 
 
 def run(argv: list[str]) -> int:
-    from ..detect import describe, detect
+    from ..hardware.detect import describe, detect
 
     ns = parser().parse_args(argv)
     d = detect()

@@ -33,7 +33,7 @@ def subcommand(name: str, part: str):
 def _list_hardware(as_json: bool) -> int:
     import json
 
-    from ..hardware import accelerators
+    from ..hardware.presets import accelerators
     accs = sorted({a.id: a for a in accelerators().values()}.values(), key=lambda a: a.id)
     rows = [{"id": a.id, "name": a.name, "aliases": list(a.aliases), "nominal_gib": a.nominal_gib,
              "visible_mib": a.visible_mib, "unified": a.unified} for a in accs]

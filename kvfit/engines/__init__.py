@@ -2,7 +2,7 @@
 
     section = predict("vllm", "0.33.0", {"max_model_len": 131072}, components, tp=1,
                       weights_bytes_per_rank=..., memory_bytes_per_gpu=..., context=131072,
-                      quant=summary)   # kvfit.quant.summarize(meta).to_json()
+                      quant=summary)   # kvfit.checkpoint.quant.summarize(meta).to_json()
 
 Rules are data (specs/engines/<engine>.yaml, by version range); their meaning is code here:
 pages.py (cache layers, groups, padding), vllm.py, sglang.py (budgets and capacity),

@@ -29,7 +29,7 @@ _KEEP = {"gpu_memory_utilization", "kv_cache_memory_bytes", "max_model_len", "ma
 
 def _metadata(model_dir: str | None, facts: LogFacts):
     if model_dir:
-        from ..source.local import load_local
+        from ..checkpoint.local import load_local
 
         return load_local(Path(model_dir))
     if facts.model and "/" in facts.model and not facts.model.startswith(("~", "/", ".")):
@@ -95,11 +95,11 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: boo
     if "weights_gib" in facts.printed and log_weights:
         return int(facts.printed["weights_gib"] * GIB), "log: loaded weights (an input, " \
             "not predicted)", False
-    from ..weights import count_weights
+    from ..checkpoint.weights import count_weights
 
     w = count_weights(meta, None)
     if w.bytes is None:
-        from ..weights import config_estimate
+        from ..checkpoint.weights import config_estimate
 
         est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes)
         if est is not None:
@@ -154,7 +154,7 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
 
 def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
             log_weights: bool = True) -> Inputs:
-    from ..hardware import find_accelerator
+    from ..hardware.presets import find_accelerator
 
     acc = find_accelerator(hardware) if hardware else None
     total, basis = _total(facts, acc)
@@ -183,7 +183,7 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
 
 def _capability(hardware: str | None) -> str | None:
     """The named GPU's compute capability (None without --hardware)."""
-    from ..hardware import find_accelerator
+    from ..hardware.presets import find_accelerator
     return find_accelerator(hardware).compute_capability if hardware else None
 
 

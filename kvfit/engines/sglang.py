@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..kv_auto import dsa_model
+from ..checkpoint.kv_auto import dsa_model
 from . import budget, sglang_dsv4, sglang_mm
 from .common import MIB, Inputs, flag, gib, num, too_long
 from .pages import layer_pages

@@ -1,17 +1,18 @@
 """Checkpoint metadata -> the state components an engine would cache, in the engine's
 KV dtype and storage layout. Uses kvfit.state.* exactly like a plan does; only the KV dtype
 resolution follows the engine's own `--kv-cache-dtype` rules (engines.md §3), through the one
-`auto` resolver kvfit.kv_auto that the planner uses too.
+`auto` resolver kvfit.checkpoint.kv_auto that the planner uses too.
 """
 
 from __future__ import annotations
 
 from dataclasses import field
 
-from .. import dtypes, kv_auto
+from .. import dtypes
+from ..checkpoint import kv_auto
+from ..checkpoint.metadata import Metadata
+from ..checkpoint.quant import summarize
 from ..errors import UsageError
-from ..metadata import Metadata
-from ..quant import summarize
 from ..records import record
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture

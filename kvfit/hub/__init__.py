@@ -2,7 +2,7 @@
 offline catalog.
 
     ref = parse_reference("Qwen/Qwen3-32B@main")
-    meta = resolve(ref, timeout=10.0)          # kvfit.metadata.Metadata
+    meta = resolve(ref, timeout=10.0)          # kvfit.checkpoint.metadata.Metadata
 
 Importing this package is cheap: huggingface_hub, gguf and ruamel.yaml load on first use.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
 
 if TYPE_CHECKING:
-    from ..metadata import Metadata
+    from ..checkpoint.metadata import Metadata
     from .reference import Reference, parse_reference
 
 __all__ = ["Reference", "lookup_catalog", "parse_reference", "resolve"]
@@ -42,13 +42,13 @@ def resolve(ref: Reference, *, offline: bool = False, timeout: float = 10.0,
       (Metadata.tensor_bytes), with HTTP Range requests.
     quiet: no progress line on stderr (--json); otherwise each Hub request is shown when
       stderr is a terminal and CI is unset (kvfit.progress).
-    Local directories (kind "local") are handled by kvfit.source.local, not here.
+    Local directories (kind "local") are handled by kvfit.checkpoint.local, not here.
     """
     from .deadline import check_timeout
 
     timeout = check_timeout(timeout)
     if ref.kind == "local":
-        raise NotImplementedError("local checkpoint directories are resolved by kvfit.source")
+        raise NotImplementedError("local checkpoint directories are resolved by kvfit.checkpoint.local")
     if ref.kind == "gguf-file":
         from .gguf_source import local_gguf_metadata
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError, UsageError
-from ..metadata import FileEntry
 from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)

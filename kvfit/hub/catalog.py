@@ -14,7 +14,7 @@ import json
 from functools import cache, lru_cache
 from pathlib import Path
 
-from ..metadata import FileEntry, Metadata
+from ..checkpoint.metadata import FileEntry, Metadata
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def lookup_catalog(repo_id: str, revision: str | None = None) -> Metadata | None
     A request for a specific revision is answered only by an entry pinned to that Hub
     commit (full sha or a 7+ character prefix); None/"main" accepts any entry. The last few
     answers are kept: a plan's re-plans (suggestions, an audit's cells) then share one
-    parsed config, and what is worked out from it once (kvfit.metadata.once)."""
+    parsed config, and what is worked out from it once (kvfit.checkpoint.metadata.once)."""
     entry = load_entry(repo_id)
     if entry is None or not _revision_matches(entry["hf_revision"], revision):
         return None

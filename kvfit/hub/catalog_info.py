@@ -117,7 +117,7 @@ def _origin(record: dict[str, Any]) -> str:
 
 def describe(repo_id: str) -> dict[str, Any]:
     """One entry as `kvfit catalog` shows it (weights' basis: the plan's own weight count)."""
-    from ..quant import summarize
+    from ..checkpoint.quant import summarize
     from .catalog import lookup_catalog
 
     entry = load_entry(repo_id)

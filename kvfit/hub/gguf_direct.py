@@ -72,7 +72,7 @@ def read_artifact(client: HubClient, cache: MetadataCache, ref: Reference) -> Sn
 
 
 def _snapshot(ref: Reference, sha: str, size: int) -> Snapshot:
-    from ..metadata import FileEntry
+    from ..checkpoint.metadata import FileEntry
 
     return Snapshot(ref.repo_id, sha, (FileEntry(ref.path, size),), None, None, None,
                     source_note=NOTE.format(path=ref.path))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..checkpoint.metadata import FileEntry, Metadata
 from ..errors import ConfigError, HubError
-from ..metadata import FileEntry, Metadata
 from .artifacts import bytes_by_kind, choose_weight_files
 from .cache import MetadataCache
 from .reference import Reference

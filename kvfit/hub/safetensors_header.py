@@ -17,8 +17,8 @@ import struct
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError
-from ..metadata import FileEntry
 from ..records import record
 
 MAX_HEADER_BYTES = 100_000_000

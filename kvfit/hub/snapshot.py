@@ -14,7 +14,7 @@ config.json), not three.
 
 from __future__ import annotations
 
-from ..metadata import FileEntry
+from ..checkpoint.metadata import FileEntry
 from ..records import record
 from .cache import MetadataCache
 from .transport import HubClient, RepoInfo

@@ -13,8 +13,8 @@ import json
 import os
 import re
 
+from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError, HubError
-from ..metadata import FileEntry
 from ..records import record
 from ..textsafe import redact
 from .deadline import Budget, check_timeout, read_capped, run_with_deadline
@@ -263,8 +263,8 @@ def _entry(sibling, endpoint: str, what: str) -> FileEntry:
 
 
 def parse_json_object(data: bytes, name: str) -> dict:
-    """Decode a JSON object strictly (kvfit.source.jsonfile rules); ConfigError otherwise."""
-    from ..source.jsonfile import parse_json
+    """Decode a JSON object strictly (kvfit.checkpoint.jsonfile rules); ConfigError otherwise."""
+    from ..checkpoint.jsonfile import parse_json
 
     value = parse_json(data, name)
     if not isinstance(value, dict):

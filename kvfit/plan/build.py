@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import field
 from pathlib import Path
 
+from ..checkpoint.metadata import Metadata, once
+from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
-from ..metadata import Metadata, once
 from ..records import record, replace
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
-from ..weights import Weights, count_weights
 from .cache_dtypes import cache_dtypes, uses_index
 from .capacity import Capacity
 from .context import parse_context
@@ -79,13 +79,13 @@ def load_metadata(req: PlanRequest) -> Metadata:
                          f"{exc.strerror}.", hint="Pass a checkpoint directory, a "
                          "config.json or a Hub id.") from None
     if local:
-        from ..source.local import load_local
+        from ..checkpoint.local import load_local
         if path.suffix != ".gguf":
             return load_local(path)
     from .. import hub
     ref = hub.parse_reference(req.model, req.revision)
     if ref.kind == "local":              # the parser's reading ("..\n" is "..", "~/x" expanded)
-        from ..source.local import load_local
+        from ..checkpoint.local import load_local
         return load_local(Path(ref.path))
     headers = req.parallelism != "tp" or req.verify_headers   # ownership/verification read them
     started = req.hub_started() if callable(req.hub_started) else req.hub_started
@@ -134,7 +134,7 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     def estimate():
         """The config-shape estimate (computed at most once): (WeightEstimate | None, why)."""
         if not memo:
-            from ..weights import config_estimate
+            from ..checkpoint.weights import config_estimate
             memo.append(once(meta, ("estimate", model_bytes, req.mtp),
                              lambda: config_estimate(meta, res, model_bytes, req.mtp))
                         if arch.parameters is not None
@@ -175,7 +175,7 @@ def _judge(cap, quant, res, own, meta, model_bytes):
     def routed():
         if own is not None:
             return own.routed_bytes
-        from ..weights import config_estimate
+        from ..checkpoint.weights import config_estimate
         from .expert_split import split_of
 
         est, _ = once(meta, ("estimate", model_bytes, False), lambda: config_estimate(
@@ -203,9 +203,9 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     if not req.engine:
         return Capacity(budget_utilization=req.utilization if stated else DEFAULT_UTILIZATION,
                         utilization_basis="user" if stated else "kvfit default"), None
+    from ..checkpoint.quant import summarize
     from ..engines import resolve_rules
     from ..engines.command import engine_spelling
-    from ..quant import summarize
 
     rules, how = resolve_rules(req.engine, req.engine_version, req.engine_strict)
     if rules.extrapolated_from:
@@ -353,11 +353,11 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       print_command=engine.get("print_command"))
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
-    from ..hardware import alias_note
+    from ..hardware.presets import alias_note
 
-    detected = None      # kvfit.detect.apply acts on --hardware auto and --memory-basis free only
+    detected = None      # kvfit.hardware.detect.apply acts on --hardware auto and --memory-basis free only
     if req.memory_basis == "free" or str(req.hardware or "").casefold() == "auto":
-        from ..detect import apply
+        from ..hardware.detect import apply
         req, detected = apply(req, warnings)
     if alias_note(req.hardware):
         warnings.append(alias_note(req.hardware))

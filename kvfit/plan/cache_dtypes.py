@@ -1,4 +1,4 @@
-"""The plan's cache dtypes: KV (the one `--kv-dtype auto` resolver, kvfit.kv_auto, or the
+"""The plan's cache dtypes: KV (the one `--kv-dtype auto` resolver, kvfit.checkpoint.kv_auto, or the
 engine's own resolution), the sparse-indexer keys and the model dtype, and the engine's storage
 layout when an engine answers."""
 
@@ -28,9 +28,9 @@ def uses_index(arch, comps) -> bool:
 
 
 def _static_auto(meta, root, root_name, quant, warnings):
-    """`--kv-dtype auto` without --engine: the one resolver (kvfit.kv_auto) with the default
+    """`--kv-dtype auto` without --engine: the one resolver (kvfit.checkpoint.kv_auto) with the default
     engine's rule, so the static bound counts the cache vLLM would allocate."""
-    from .. import kv_auto
+    from ..checkpoint import kv_auto
     from ..engines.spec import rules_for
 
     return kv_auto.resolve(rules_for("vllm", None), meta, root, root_name, quant, warnings)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from ..checkpoint.metadata import Metadata
 from ..errors import ConfigError, UsageError
-from ..metadata import Metadata
 
 
 def _local_tensors(meta: Metadata, folder: Path) -> tuple[dict[str, int], Counter, str]:

@@ -87,7 +87,7 @@ def min_gpus(req, m, warnings: list[str]) -> dict:
         raise UsageError("--min-gpus needs --hardware (an accelerator preset); for complete "
                          "systems use --systems ID --max-nodes N.")
     _need_weights(m, "--min-gpus")
-    from ..hardware import find_accelerator
+    from ..hardware.presets import find_accelerator
 
     acc = find_accelerator(req.hardware)
     ceiling = systems.count("gpus", DEFAULT_MAX_GPUS if req.gpus is None else req.gpus)

@@ -43,7 +43,7 @@ def _index_dtype(req, m) -> str | None:
 def _hosts(req, hw: dict) -> int:
     if not hw.get("system"):
         return 1
-    from ..hardware import find_system
+    from ..hardware.presets import find_system
     return hw["nodes"] * find_system(hw["system"]).hosts
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..checkpoint.jsonfile import parse_json
+from ..checkpoint.metadata import Metadata
 from ..errors import ConfigError, UsageError
-from ..metadata import Metadata
 from ..records import record
-from ..source.jsonfile import parse_json
 
 SUMMARY = "checkpoint-tensor-split.json"
 MAX_SUMMARY_BYTES = 1_000_000

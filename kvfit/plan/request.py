@@ -29,7 +29,7 @@ class PlanRequest:
     VLLM_PP_LAYER_PARTITION (decoder layers per stage, "16,32").
     tp: the model-group size (attention-DP + EP: the EP group); dp: replicas (or model
     groups), attention_dp: attention-DP groups per model group, when the user fixed them.
-    detected: what `--hardware auto` saw (kvfit.detect), set by the plan; memory_basis "free"
+    detected: what `--hardware auto` saw (kvfit.hardware.detect), set by the plan; memory_basis "free"
     budgets from its least free GPU.
     hub_started: the time.monotonic() reading --timeout counts from (the CLI: the process
     start, so the whole run ends within it), or a function giving it (read when the Hub is

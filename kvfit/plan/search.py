@@ -14,7 +14,7 @@ lacks), and has "no candidate" when layouts exist but none reaches the target wi
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..hardware import find_accelerator, find_system
+from ..hardware.presets import find_accelerator, find_system
 from ..report.words import count, number
 from . import placements, systems
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..metadata import Metadata
+from ..checkpoint.metadata import Metadata
 from ..specs.architecture import Architecture
 from ..state.evaluate import ComponentState
 from ..state.kinds import DESCRIPTIONS
@@ -57,7 +57,7 @@ def component_section(c: ComponentState) -> dict:
 
 def quant_section(meta: Metadata, warnings: list[str]) -> dict:
     """The checkpoint's quantization declarations (weights and KV cache, separately)."""
-    from ..quant import summarize
+    from ..checkpoint.quant import summarize
 
     summary = summarize(meta).to_json()
     warnings.extend(summary.get("warnings", ()))

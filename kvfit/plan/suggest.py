@@ -204,7 +204,7 @@ def _more(req, asked, m, report):
             return None
         return _entry("gpus", f"--gpus {n}", f"{n} x {hw['id']}", r, value=n)
     if req.system is not None:
-        from ..hardware import find_system
+        from ..hardware.presets import find_system
         system = find_system(req.system)
         req2 = replace(req, system=None, nodes=None)
         c = search.candidate(req2, m, system, target(req)["required_sequences"],

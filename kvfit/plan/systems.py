@@ -14,12 +14,12 @@ from __future__ import annotations
 from math import gcd
 
 from ..errors import UsageError
-from ..hardware import Accelerator, find_accelerator
+from ..hardware.presets import Accelerator, find_accelerator
 from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
-    from ..hardware_systems import System
+    from ..hardware.presets import System
 
 NODE_LOCAL = "node-local"
 CROSS_DOMAIN = "cross-domain"
@@ -78,7 +78,7 @@ def from_request(req) -> Topology | None:
         if req.gpus is not None:
             raise UsageError("--gpus cannot be combined with --system: use --nodes N to take "
                              "N complete systems.")
-        from ..hardware_systems import find_system
+        from ..hardware.presets import find_system
         return of_system(find_system(req.system), 1 if req.nodes is None else req.nodes)
     if req.nodes is not None:
         raise UsageError("--nodes needs --system (complete systems); with --hardware use --gpus.")
@@ -118,7 +118,7 @@ def section(topo: Topology) -> dict:
 
 def listing() -> list[dict]:
     """Every system preset, for --list-systems."""
-    from ..hardware import systems
+    from ..hardware.presets import systems
 
     rows = []
     for s in sorted({x.id: x for x in systems().values()}.values(), key=lambda x: x.id):

@@ -7,8 +7,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from ..checkpoint.jsonfile import parse_json
 from ..errors import ConfigError, UsageError
-from ..source.jsonfile import parse_json
 from .options import EngineCheck
 from .result import from_probe, problem
 

@@ -25,11 +25,11 @@ from . import cache
 
 def _load_everything() -> None:
     """Run every bundled-spec loader once (each writes its validated data to the cache)."""
+    from ..checkpoint.quant_floors import _floors
+    from ..checkpoint.storage import formats
     from ..cli.main import main
     from ..engines.spec import ENGINES, load_spec
-    from ..hardware import accelerators, systems
-    from ..quant_floors import _floors
-    from ..weight_storage import formats
+    from ..hardware.presets import accelerators, systems
     from .registry import builtin_architectures, builtin_matchers, watchlist
 
     loaders = (builtin_architectures, builtin_matchers, watchlist, accelerators, systems,

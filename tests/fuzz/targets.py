@@ -33,8 +33,8 @@ def gguf(data: bytes) -> str:
 
 
 def safetensors(data: bytes) -> str:
+    from kvfit.checkpoint.metadata import FileEntry
     from kvfit.hub.safetensors_header import read_one_header
-    from kvfit.metadata import FileEntry
 
     tensors = read_one_header(FileEntry("fuzz.safetensors", len(data)),
                               lambda _p, s, n: data[s:s + n])

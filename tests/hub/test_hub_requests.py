@@ -39,7 +39,7 @@ def test_the_index_is_read_when_it_decides_the_weights(hub):
     meta, hits = _plan(hub, "kvfit-test/stale-single")
     assert hits == [("api", None), ("resolve", "config.json"),
                     ("resolve", "model.safetensors.index.json")]
-    from kvfit.weights import count_weights
+    from kvfit.checkpoint.weights import count_weights
     shards = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
     assert count_weights(meta, None).bytes == sum(files[p].size for p in shards)
 

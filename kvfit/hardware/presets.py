@@ -1,27 +1,18 @@
-"""Accelerator and system specs: load, look up by id/alias, and choose a memory basis.
-
-System presets (System, systems, find_system) live in kvfit.hardware_systems and load on
-first use (a `--hardware` plan reads no system spec); they are importable from here too."""
+"""Accelerator and system presets: load them, look one up by id or alias, and choose a memory
+basis."""
 
 from __future__ import annotations
 
 import re
 from functools import cache
 
-from .errors import UsageError
-from .paths import specs_dir
-from .records import record
-from .specs import cache as spec_cache
-from .specs.checked import load_checked
+from ..errors import UsageError
+from ..paths import specs_dir
+from ..records import record
+from ..specs import cache as spec_cache
+from ..specs.checked import load_checked
 
 GIB, MIB = 1024**3, 1024**2
-
-
-def __getattr__(name: str):
-    if name in ("System", "systems", "find_system"):
-        from . import hardware_systems
-        return getattr(hardware_systems, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @record(frozen=True)
@@ -67,7 +58,7 @@ def _load(kind: str, schema: str) -> list[dict]:
             if key is not None:
                 spec_cache.put(key, doc.data)
     if problems:
-        from .errors import SpecError
+        from ..errors import SpecError
         raise SpecError(problems)
     return docs
 
@@ -145,3 +136,47 @@ def alias_note(text: str | None) -> str | None:
         return None
     return (f"--hardware {text} is read as {acc.id} ({acc.name}); close presets: "
             f"{', '.join(others)}.")
+
+
+@record(frozen=True)
+class System:
+    """A complete system (one 'node'): accelerators and its scale-up domain."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    hardware: str
+    accelerators: int
+    domain_accelerators: int
+    memory_domains: int
+    fabric: str | None
+    hosts: int = 1
+    scale_out: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@cache
+def systems() -> dict[str, System]:
+    """Every bundled system, keyed by id and by alias."""
+    out = {}
+    for d in _load("systems", "system.v1.schema.json"):
+        su = d["scale_up"]
+        s = System(d["id"], d["name"], tuple(d.get("aliases", ())), d["hardware"],
+                   d["accelerators"], su["domain_accelerators"], d.get("memory_domains", 1),
+                   su.get("fabric"), d.get("hosts", 1), (d.get("scale_out") or {}).get("fabric"),
+                   tuple(d.get("notes", ())))
+        for key in (s.id, *s.aliases):
+            out[key] = s
+    return out
+
+
+def find_system(text: str) -> System:
+    """Look up a system preset by id or alias (`kvfit --list-systems`)."""
+    table = systems()
+    key = _lookup(text, table)
+    if key is None:
+        ids = ", ".join(sorted({s.id for s in table.values()}))
+        raise UsageError(f"unknown system '{text}'.{_did_you_mean(text, table)}",
+                         hint=f"Known systems: {ids}. `kvfit --list-systems` shows their "
+                         "accelerators and scale-up domains.")
+    return table[key]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from .records import record
+from ..records import record
 
 
 @record(frozen=True)

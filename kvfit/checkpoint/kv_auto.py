@@ -14,16 +14,16 @@ An engine spec may state how its `auto` reads the checkpoint (`auto_kv` in its v
 
 A declaration the rule does not honour leaves the cache at the served model dtype (a float32
 config served in 16 bits unless --dtype float32). Without an `auto_kv` rule (SGLang) the
-checkpoint's KV declaration as kvfit.quant summarises it decides. The planner without
+checkpoint's KV declaration as kvfit.checkpoint.quant summarises it decides. The planner without
 --engine uses the default engine's rule (vLLM at the spec's default version), so the static
 bound and the engine model count the same cache.
 """
 
 from __future__ import annotations
 
-from . import dtypes
-from .errors import UsageError
-from .state.fields import value_at
+from .. import dtypes
+from ..errors import UsageError
+from ..state.fields import value_at
 
 
 def _modelopt_value(value) -> str | None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .errors import ConfigError, UsageError
+from ..errors import ConfigError, UsageError
+from ..records import record
 from .metadata import Metadata
-from .records import record
 
 GIB = 1024**3
 
@@ -28,7 +28,7 @@ def _index_total(index: dict) -> int:
 
 
 def _counted(meta: Metadata) -> Weights:
-    from .hub.artifacts import choose_weight_files
+    from ..hub.artifacts import choose_weight_files
 
     chosen, why = choose_weight_files(meta.files, meta.selected_artifact,
                                       index=meta.safetensors_index)
@@ -45,8 +45,8 @@ def config_estimate(meta: Metadata, res, model_bytes, mtp: bool = False
                     ) -> tuple[object | None, str]:
     """(WeightEstimate or None, basis or why not): weights from the spec's config shapes;
     `mtp` adds the MTP / draft layers the spec lists (loaded by a speculative run)."""
+    from .estimate import estimate_weights
     from .quant import summarize
-    from .weights_estimate import estimate_weights
 
     return estimate_weights(res, summarize(meta), model_bytes, mtp)
 

@@ -1,6 +1,6 @@
 """The local accelerators: `--hardware auto` and `kvfit hardware detect [--json]`.
 
-kvfit asks NVML when the optional `nvidia-ml-py` package is installed (kvfit.detect_nvml),
+kvfit asks NVML when the optional `nvidia-ml-py` package is installed (kvfit.hardware.nvml),
 else the driver's own tool, `nvidia-smi --query-gpu=name,memory.total,memory.free
 --format=csv,noheader,nounits` (one line per GPU, MiB), and maps each name to a hardware
 preset by the NAMES table below (most specific pattern first).
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from .errors import UsageError
-from .records import record
+from ..errors import UsageError
+from ..records import record
 
 QUERY = ["--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"]
 # nvidia-smi product names -> preset ids (case-insensitive regex, first match wins).
@@ -95,11 +95,12 @@ def preset_for(name: str) -> str | None:
 
 def query_any() -> tuple[list[Gpu], str, str]:
     """(GPUs, the source's short name, how it was asked): NVML first, else nvidia-smi."""
-    from . import detect_nvml
+    from . import nvml
 
-    gpus = detect_nvml.query()
-    if gpus is not None:
-        return gpus, "NVML", "NVML (nvidia-ml-py): nvmlDeviceGetName, nvmlDeviceGetMemoryInfo"
+    found = nvml.query()
+    if found is not None:
+        return ([Gpu(*g) for g in found], "NVML",
+                "NVML (nvidia-ml-py): nvmlDeviceGetName, nvmlDeviceGetMemoryInfo")
     return query(), "nvidia-smi", "nvidia-smi " + " ".join(QUERY)
 
 
@@ -107,7 +108,7 @@ def detect(gpus: list[Gpu] | None = None) -> dict:
     """What was seen and the preset it maps to: {"tool", "source", "gpus", "count", "name",
     "preset", "total_mib", "free_mib" (least free GPU), "unified", "notes"}; exit 2 when
     unmappable. `gpus` given: those (a test's), attributed to nvidia-smi."""
-    from .hardware import find_accelerator
+    from .presets import find_accelerator
 
     if gpus is None:
         gpus, source, tool = query_any()
@@ -173,7 +174,7 @@ def seen(system, gpus) -> tuple[dict, int]:
 def apply(req, warnings: list[str]):
     """(request on the detected preset, the report's `detected_hardware`) for --hardware auto;
     the request unchanged and None otherwise."""
-    from .records import replace
+    from ..records import replace
 
     if req.memory_basis == "free" and str(req.hardware or "").casefold() != "auto":
         raise UsageError("--memory-basis free budgets from the free memory nvidia-smi reports, "

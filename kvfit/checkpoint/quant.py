@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import field
 
+from kvfit.checkpoint.metadata import Metadata, once
+from kvfit.checkpoint.quant_floors import _FLOORS, runtime_floor
 from kvfit.errors import ConfigError
-from kvfit.metadata import Metadata, once
-from kvfit.quant_floors import _FLOORS, runtime_floor
 
-from .records import record
+from ..records import record
 
 # Nominal bits per stored weight element, scales excluded. AWQ kernels are 4-bit (a declared
 # `bits` overrides); GPTQ has no default width.
@@ -361,7 +361,7 @@ def summarize(meta: Metadata) -> QuantSummary:
     """Summarise meta's quantization declarations (weights, KV cache, runtime floor in GiB);
     ConfigError when a declaration is malformed (wrong types, unknown KV spelling).
 
-    Computed once per checkpoint read (kvfit.metadata.once: a plan asks several times; an
+    Computed once per checkpoint read (kvfit.checkpoint.metadata.once: a plan asks several times; an
     NVFP4 checkpoint's exclusion list can hold thousands of module names)."""
     return once(meta, ("quant summary",), lambda: _summarize(meta))
 

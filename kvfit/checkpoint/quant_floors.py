@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import KvfitError
-from .paths import data_root
+from ..errors import KvfitError
+from ..paths import data_root
 
 _FLOORS = Path("specs") / "quant" / "runtime_floors.yaml"
 
@@ -22,12 +22,12 @@ def _data_path() -> Path:
 @lru_cache(maxsize=1)
 def _floors() -> tuple[tuple[str, dict, float, str], ...]:
     """Runtime-floor rules (id, match, floor in GiB, basis) from the YAML data file."""
-    from .specs import cache as spec_cache
-    from .specs.checked import load_checked
+    from ..specs import cache as spec_cache
+    from ..specs.checked import load_checked
 
     doc, problems, key = load_checked(_data_path(), "runtime-floors.v1.schema.json")
     if doc is None or problems:
-        from .errors import SpecError
+        from ..errors import SpecError
         raise SpecError(problems)
     if key is not None:
         spec_cache.put(key, doc.data)

@@ -14,15 +14,15 @@ import re
 from fnmatch import translate
 from functools import lru_cache
 
-from .errors import KvfitError
-from .expr import Expr, ExprError
+from ..errors import KvfitError
+from ..expr import Expr, ExprError
+from ..records import record
+from ..specs.parameters import Tensor
+from ..state.evaluate import head_share
+from ..state.fields import resolve_fields
+from ..state.resolve import Resolution
 from .quant import QuantSummary
-from .records import record
-from .specs.parameters import Tensor
-from .state.evaluate import head_share
-from .state.fields import resolve_fields
-from .state.resolve import Resolution
-from .weight_storage import formats, source
+from .storage import formats, source
 
 _DIGIT_EXPERT = re.compile(r"experts\.(\d|\[)")
 _MTP = re.compile(r"\bmtp\b")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
-from ..metadata import FileEntry, Metadata
 from .jsonfile import read_json
+from .metadata import FileEntry, Metadata
 
 WEIGHT_SUFFIXES = (".safetensors", ".gguf", ".bin", ".pt", ".pth")
 MAX_FILES = 20_000

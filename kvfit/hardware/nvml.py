@@ -3,7 +3,7 @@
 NVML is the library nvidia-smi itself reads; asking it directly needs no subprocess and no
 output parsing. It is optional (`uv sync --extra detect`): without the package, or when NVML
 cannot start (no driver, a container without GPU access), `query()` returns None and
-kvfit.detect asks nvidia-smi instead. A field NVML does not support on a device (GB10's
+kvfit.hardware.detect asks nvidia-smi instead. A field NVML does not support on a device (GB10's
 unified memory has no dedicated total) is reported as unknown, as nvidia-smi's [N/A] is.
 """
 
@@ -37,9 +37,8 @@ def _name(nvml, handle) -> str:
 
 
 def query():
-    """[Gpu, ...] as NVML reports them, or None when NVML is unavailable (use nvidia-smi)."""
-    from .detect import Gpu
-
+    """[(index, name, total MiB, free MiB), ...] as NVML reports them, or None when NVML is
+    unavailable (use nvidia-smi)."""
     nvml = load()
     if nvml is None:
         return None
@@ -52,7 +51,7 @@ def query():
         gpus = []
         for i in range(count if isinstance(count, int) and 0 <= count <= 1024 else 0):
             handle = nvml.nvmlDeviceGetHandleByIndex(i)
-            gpus.append(Gpu(i, _name(nvml, handle), *_memory(nvml, handle)))
+            gpus.append((i, _name(nvml, handle), *_memory(nvml, handle)))
         return gpus or None
     except nvml.NVMLError:
         return None

@@ -1,0 +1,1 @@
+"""Accelerator and system presets, and detection of the local GPUs (NVML, nvidia-smi)."""

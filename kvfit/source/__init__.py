@@ -1,1 +1,0 @@
-"""Model sources: turn a reference into Metadata (local directories here; the Hub in kvfit.hub)."""
