@@ -17,8 +17,9 @@ def parser() -> Parser:
                description=textwrap.fill("kvfit's offline catalog: the pinned metadata (config.json, "
                "quantization config, safetensors index) that answers --offline plans and "
                "`kvfit fit`. Nothing in it is invented: a weight size is known only from a "
-               "real index's total_size, otherwise it is the plan's labelled config estimate "
-               "or unknown; a config pinned from a GitHub mirror has no Hub revision.", 79),
+               "real index's total_size or a pinned tensor split, otherwise it is the plan's "
+               "labelled config estimate or unknown; a config pinned from a GitHub mirror has "
+               "no Hub revision.", 79),
                epilog="examples:\n  kvfit catalog list --family qwen3\n"
                "  kvfit catalog show Qwen/Qwen3-32B\n  kvfit catalog show nvidia/MiniMax-M3-NVFP4 "
                "--json")
@@ -26,7 +27,7 @@ def parser() -> Parser:
     ls = sub.add_parser("list", help="every catalogued checkpoint, one line each",
                         description="Every catalogued checkpoint: repo id, model_type, "
                         "declared quantization, weights and their basis (index bytes, "
-                        "config estimate, unknown) and the Hub revision; then the checkpoints "
+                        "tensor split, config estimate, unknown) and the Hub revision; then the checkpoints "
                         "known to be missing and why.")
     ls.add_argument("--family", action="append", metavar="F", help="only this organisation or "
                     "model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; repeatable)")

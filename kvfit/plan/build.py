@@ -129,6 +129,12 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
         raise UsageError(f"--parallelism {req.parallelism!r}: choose {', '.join(PARALLELISMS)}.")
     floor = ((quant or {}).get("runtime_floor_gib"), (quant or {}).get("runtime_floor_basis"))
     weights, why_not = count_weights(meta, req.weight_gib, *floor), None
+    if weights.source == "unknown":       # no files or index: a pinned tensor split, if any
+        from .ownership import pinned_split
+        split = pinned_split(meta, arch, res.values, req.model)
+        if split is not None:
+            weights = Weights(split.total_bytes, "tensor split", f"{split.detail}; tensor "
+                              "bytes only (the files are slightly larger: headers not counted)")
     memo: list = []
 
     def estimate():
