@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 from ..errors import UsageError
-from .plan_args import Formatter, Parser
+from .plan_args import Formatter, Parser, add_offline
 
 GIB = 1024**3
 
@@ -32,6 +32,8 @@ def parser() -> Parser:
     ls.add_argument("--family", action="append", metavar="F", help="only this organisation or "
                     "model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; repeatable)")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(ls, "the catalog is read offline anyway; accepted so that every kvfit command "
+                "takes it")
     sh = sub.add_parser("show", help="one entry: its files and where each was pinned from",
                         description="One catalog entry: architecture, quantization, weights "
                         "and their basis, quantized siblings, and every stored file with its "
@@ -39,6 +41,8 @@ def parser() -> Parser:
                         "id exits 2 and names the nearest catalog ids.")
     sh.add_argument("id", help="repo id, org/name (any letter case; former ids accepted)")
     sh.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(sh, "the catalog is read offline anyway; accepted so that every kvfit command "
+                "takes it")
     return p
 
 
@@ -72,7 +76,8 @@ def _list(ns) -> int:
         out.append(f"  {r['repo_id']:<{width}}  {kind[:18]:<18}  {_gib(r['weights']):>11}  "
                    f"{r['weights']['basis']:<13}  {r['quantization']}; {r['revision']}")
     if missing and not ns.family:
-        out += ["", "Named by the product brief but not in the catalog (no real pinned source):"]
+        out += ["", "Named in kvfit's examples or by users but not in the catalog (no real pinned "
+                "source):"]
         out += [f"  {m['id']}: {m['reason']}" for m in missing]
     sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -54,10 +54,15 @@ def _list_systems(as_json: bool) -> int:
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
+    print("A TP group inside one scale-up domain is node-local; past the scale-out boundary "
+          "(more GPUs than one domain) it is cross-domain.")
     for r in rows:
         print(f"{r['id']:<12} {r['accelerators']:>3} x {r['hardware']:<11} scale-up domain "
               f"{r['scale_up_domain_accelerators']:>2}  memory domains {r['memory_domains']:>2}  "
               f"{r['name']}")
+        n = r["scale_up_domain_accelerators"]
+        print(f"{'':<12} scale-out beyond {n} GPU{'s' if n != 1 else ''}: "
+              f"{r['scale_out_fabric'] or 'not documented'}")
     return 0
 
 

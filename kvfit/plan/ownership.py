@@ -138,6 +138,20 @@ def pinned_split(meta: Metadata, arch, values: dict, model_path: str | None
     return _from_summary(summary, where, meta, _declared_count(arch, values))
 
 
+def pinned_weights(weights, meta: Metadata, res, model_path: str | None):
+    """`weights`, or, when they are unknown (no files, no index), the pinned tensor split's
+    (source "tensor split") if there is one: better evidence than the config-shape estimate."""
+    from ..checkpoint.weights import Weights
+
+    if weights.source != "unknown":
+        return weights
+    split = pinned_split(meta, res.arch, res.values, model_path)
+    if split is None:
+        return weights
+    return Weights(split.total_bytes, "tensor split", f"{split.detail}; tensor bytes only (the "
+                   "files are slightly larger: headers not counted)")
+
+
 def _local_dir(model_path: str | None) -> Path | None:
     local = Path(model_path) if model_path and Path(model_path).exists() else None
     return local.parent if local is not None and local.is_file() else local
