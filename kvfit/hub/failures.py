@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..errors import HubError
+from ..errors import HubError, KvfitError
 from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
@@ -55,7 +55,7 @@ def with_retries(call: Callable[[], T], where: Where,
     for attempt in range(1, ATTEMPTS + 1):
         try:
             return call()
-        except HubError:
+        except KvfitError:
             raise
         except Exception as exc:  # noqa: BLE001 - every library failure is translated below
             wait = _retry_wait(exc, attempt)
@@ -104,7 +104,8 @@ def retry_after(exc: Exception) -> float | None:
 
 def _kind(exc: Exception) -> str:
     """Classify a failure without an HTTP status: "timeout" | "unreachable" | "dropped" |
-    "redirects" | "bad-url" | "other"."""
+    "redirects" | "bad-url" | "other". A ValueError is the URL parser's (the library's hooks
+    read the URL's port) or a header that does not encode."""
     import httpx2
     from huggingface_hub.errors import OfflineModeIsEnabled
 
@@ -118,7 +119,7 @@ def _kind(exc: Exception) -> str:
         return "dropped"
     if isinstance(exc, httpx2.TooManyRedirects):
         return "redirects"
-    if isinstance(exc, (httpx2.InvalidURL, httpx2.LocalProtocolError)):
+    if isinstance(exc, (httpx2.InvalidURL, httpx2.LocalProtocolError, ValueError)):
         return "bad-url"
     return "other"
 

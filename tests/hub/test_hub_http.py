@@ -136,3 +136,38 @@ def test_a_size_header_is_ascii_digits_of_bounded_length(value):
     assert byte_count(value) is None
     assert _size_of([{"X-Linked-Size": value}, {"Content-Range": f"bytes 0-9/{value}"}]) is None
     assert byte_count(" 1234 ") == 1234 and byte_count(str(2**50)) == 2**50
+
+
+_PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+              "NO_PROXY", "no_proxy")
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_plan_goes_through_the_proxy_the_environment_names(hub, hub_env, variable):
+    from hubserver.proxy import ForwardingProxy
+
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    proxy = ForwardingProxy().start()
+    try:
+        hub_env.setenv(variable, proxy.url)
+        hub_env.setenv("HF_TOKEN", "hf_good")
+        meta = resolve(parse_reference(REPO), read_headers=True)
+    finally:
+        proxy.stop()
+    assert meta.config["model_type"] == "qwen3" and meta.tensor_bytes
+    # every request the test hub saw came through the proxy, the CDN's (localhost) too
+    kinds = [h.kind for h in hub.state.log]
+    assert {"api", "resolve", "cdn"} <= set(kinds) and len(proxy.log) == len(kinds)
+    assert all(url.startswith(("http://127.0.0.1:", "http://localhost:")) for url, _ in proxy.log)
+    # the token went to the Hub's origin only, not across the redirect to the CDN's
+    assert [auth for url, auth in proxy.log] == [not url.startswith("http://localhost:")
+                                                  for url, _ in proxy.log]
+
+
+def test_no_proxy_lets_a_host_bypass_the_proxy(hub, hub_env, closed_port):
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    hub_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port}")   # would refuse
+    hub_env.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert resolve(parse_reference(REPO)).config["model_type"] == "qwen3"
