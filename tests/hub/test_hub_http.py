@@ -171,3 +171,23 @@ def test_no_proxy_lets_a_host_bypass_the_proxy(hub, hub_env, closed_port):
     hub_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port}")   # would refuse
     hub_env.setenv("NO_PROXY", "127.0.0.1,localhost")
     assert resolve(parse_reference(REPO)).config["model_type"] == "qwen3"
+
+
+def test_an_https_endpoint_is_asked_through_https_proxy(hub, hub_env):
+    from hubserver.proxy import ForwardingProxy
+
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    proxy = ForwardingProxy().start()
+    try:
+        hub_env.setenv("HTTPS_PROXY", proxy.url)
+        hub_env.setenv("HTTP_PROXY", "http://127.0.0.1:9")       # not for https:// URLs
+        hub_env.setenv("HF_ENDPOINT", hub.url.replace("http://", "https://"))
+        with pytest.raises(HubError, match="could not connect to https://127.0.0.1"):
+            resolve(parse_reference("kvfit-test/nope"))
+    finally:
+        proxy.stop()
+    # the proxy was asked for a tunnel to the endpoint (and refused it); the Hub never saw
+    # the request
+    assert proxy.log == [(f"CONNECT 127.0.0.1:{hub.port}", False)]
+    assert hub.state.count() == 0

@@ -1,5 +1,7 @@
 """A small forwarding HTTP proxy on 127.0.0.1 for tests: it takes absolute-URI GET requests
-(what a client sends to an http:// proxy), logs them and relays them to their origin."""
+(what a client sends to an http:// proxy), logs them and relays them to their origin. A
+CONNECT (an https:// URL through the proxy) is logged and refused with 502: the test hub
+speaks no TLS."""
 
 from __future__ import annotations
 
@@ -62,3 +64,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def do_CONNECT(self) -> None:  # noqa: N802
+        with self.proxy.lock:
+            self.proxy.log.append((f"CONNECT {self.path}",
+                                   self.headers.get("Authorization") is not None))
+        self.send_error(502, "no tunnels here")
