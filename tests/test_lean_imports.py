@@ -10,7 +10,6 @@ blocks). Processes are inspected, never timed."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import os
@@ -93,51 +92,6 @@ def test_the_lazy_modules_still_load_for_the_plans_that_use_them(tmp_path):
     loaded = _loaded(tmp_path, str(QWEN), "--context", "32k", "--hardware", "h100-80", "--gpus",
                      "2", "--json")
     assert "kvfit.specs.parameters" in loaded
-
-
-# After a plan: every dataclass of kvfit's loaded modules, with the file of the code of its
-# __init__, frozen guards, __eq__, __hash__ and __repr__ (a method dataclasses compiled has
-# "<string>"; its __repr__ is wrapped by a recursion guard in dataclasses.py).
-CLASSES = """
-import json, sys
-from kvfit.cli.main import main
-code = main(sys.argv[1:])
-out = {}
-for name, mod in list(sys.modules.items()):
-    if not name.startswith("kvfit"):
-        continue
-    for cls in vars(mod).values():
-        if isinstance(cls, type) and cls.__module__ == name and "__dataclass_fields__" in vars(cls):
-            out[f"{name}.{cls.__qualname__}"] = {
-                m: getattr(getattr(cls, m), "__code__", None) and getattr(cls, m).__code__.co_filename
-                for m in ("__init__", "__setattr__", "__delattr__", "__eq__", "__hash__", "__repr__")}
-print(json.dumps(out), file=sys.stderr)
-sys.exit(code)
-"""
-
-
-def test_a_plain_plan_compiles_no_method_per_class(tmp_path):
-    """Issue 13 (plan-trim): dataclasses compiles each generated method on its own (65
-    compiles, about 12 ms, for the 25 classes a plain plan defines). They are
-    kvfit.records.record classes: their __init__, frozen guards, __eq__, __hash__ and
-    __repr__ are records.py's closures (or the class's own, or None for a mutable class's
-    hash)."""
-    env = dict(os.environ, KVFIT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-c", CLASSES, *PLAN], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    classes = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert {"kvfit.plan.request.PlanRequest", "kvfit.specs.architecture.Architecture",
-            "kvfit.hardware.presets.Accelerator", "kvfit.plan.capacity.Capacity"} <= set(classes)
-    assert len(classes) >= 25
-    generated = {f"{cls}.{m}" for cls, methods in classes.items()
-                 for m, where in methods.items() if where in ("<string>", dataclasses.__file__)}
-    assert sorted(generated) == []
-    records = str(ROOT / "kvfit" / "records.py")
-    assert classes["kvfit.hardware.presets.Accelerator"]["__eq__"] == records
-    assert classes["kvfit.hardware.presets.Accelerator"]["__init__"] == records
-    assert classes["kvfit.hardware.presets.Accelerator"]["__setattr__"] == records
-    assert classes["kvfit.plan.request.PlanRequest"]["__hash__"] is None    # mutable: unhashable
 
 
 def test_a_config_with_a_byte_order_mark_reads_as_utf_8_sig_does():

@@ -8,12 +8,11 @@ each block that covers 0.33. Every rule value keeps the `source` it was written 
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cache
 
 from ..errors import UsageError
 from ..paths import specs_dir
-from ..records import record
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
 
@@ -97,7 +96,7 @@ def in_range(version, spec: str) -> bool:
         raise UsageError(f"bad version range {spec!r}") from None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rules:
     """The rules and estimates that apply to one engine version.
 
