@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 
 from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError, HubError, UsageError
-from ..records import record
 from ..textsafe import redact
 from .deadline import Budget, check_timeout, read_capped, run_with_deadline
 from .failures import HubUnreachable, Where, with_retries
@@ -52,7 +52,7 @@ def offline_requested() -> bool:
     return hf_constants().is_offline_mode()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RepoInfo:
     """A revision resolved by the Hub: full commit sha and every file with its size (bytes)."""
 

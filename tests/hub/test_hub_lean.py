@@ -60,7 +60,7 @@ WARM_PROBE = """
 import json, sys
 from kvfit.cli.main import main
 code = main(sys.argv[1:])
-print(json.dumps(sorted(m for m in ("tempfile", "shutil", "kvfit.atomic",
+print(json.dumps(sorted(m for m in ("tempfile", "kvfit.atomic",
                                     "kvfit.hub.safetensors_header") if m in sys.modules)),
       file=sys.stderr)
 sys.exit(code)
