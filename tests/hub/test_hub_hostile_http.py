@@ -41,6 +41,21 @@ def test_a_hostile_answer_ends_in_one_paragraph(name):
     assert server.requests                       # the plan did ask this server
 
 
+@pytest.mark.parametrize("name", ["chunk size -1", "endless body (no length)", "slow drip",
+                                  "huge header", "redirect loop"])
+def test_a_hostile_proxy_ends_in_one_paragraph_too(name, closed_port):
+    """The same answers from the proxy HTTP_PROXY names, in front of an endpoint that is
+    never reached."""
+    proxy = hostile.RawServer(hostile.SCRIPTS[name][0]).start()
+    try:
+        code, out, err, _, rss = hostile.run_plan(f"http://127.0.0.1:{closed_port}",
+                                                  TARGETS["repo"], token=TOKEN, proxy=proxy.url)
+    finally:
+        proxy.stop()
+    _refused_cleanly(code, out, err, rss)
+    assert proxy.requests and all(h.startswith(b"GET http://127.0.0.1:") for h in proxy.requests)
+
+
 def test_a_redirect_to_another_origin_drops_the_token():
     """httpx2 (huggingface_hub's session) strips Authorization when a redirect leaves the
     origin (httpx2/_client.py, Client._redirect_headers); here the Hub's answer sends every

@@ -224,10 +224,12 @@ SCRIPTS = {
 
 
 def run_plan(endpoint: str, target: str, *, timeout: float = 8.0, token: str | None = None,
-             watchdog: float = 60.0) -> tuple[int, str, str, float, float]:
+             proxy: str | None = None, watchdog: float = 60.0
+             ) -> tuple[int, str, str, float, float]:
     """`kvfit TARGET --context 1k --hardware h100-80 --timeout T` in a new process against
-    `endpoint`, with an empty cache and no proxy: (exit code, stdout, stderr, seconds, peak
-    resident MiB). A process still running after `watchdog` seconds is killed (code -9)."""
+    `endpoint`, with an empty cache and no proxy but `proxy` (as HTTP_PROXY): (exit code,
+    stdout, stderr, seconds, peak resident MiB). A process still running after `watchdog`
+    seconds is killed (code -9)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()
                and k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE")}
@@ -235,6 +237,8 @@ def run_plan(endpoint: str, target: str, *, timeout: float = 8.0, token: str | N
                    HF_HUB_DISABLE_TELEMETRY="1")
         if token:
             env["HF_TOKEN"] = token
+        if proxy:
+            env["HTTP_PROXY"] = proxy
         with open(f"{tmp}/out", "w+b") as out, open(f"{tmp}/err", "w+b") as err:
             start = time.monotonic()
             proc = subprocess.Popen([sys.executable, "-m", "kvfit", target, "--context", "1k",
