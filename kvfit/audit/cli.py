@@ -28,7 +28,7 @@ def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     frontier = load_frontier(Path(args.file))
     if args.offline:
-        from ..records import replace
+        from dataclasses import replace
         frontier = replace(frontier, offline=True)
     report = run_audit(frontier, quiet=args.json)
     if args.json:
