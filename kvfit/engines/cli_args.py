@@ -31,6 +31,9 @@ _FLAGS = [
     ("--enforce-eager", "bool", "vllm", "vLLM: no CUDA graphs"),
     ("--moe-backend", str, "vllm", "vLLM: MoE kernel backend (default auto); an explicit "
      "non-Triton backend pads FP8 expert shards instead of refining their block scales"),
+    ("--allow-deprecated-quantization", "bool", "vllm", "vLLM: start a checkpoint whose "
+     "quantization method this version deprecates (0.33: fbgemm_fp8, fp_quant); refused "
+     "without it"),
     ("--mem-fraction-static", float, "sglang", "SGLang: static memory fraction of free memory "
      "before loading (default: converted from --utilization when given, else the version's "
      "heuristic)"),
