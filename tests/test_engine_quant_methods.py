@@ -21,11 +21,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
 from kvfit.engines.quant_methods import check
 from kvfit.engines.spec import rules_for
 from kvfit.errors import ConfigError
+
+from conftest import run_cli
 
 FBGEMM = str(Path(__file__).parent / "fixtures/model-configs/meta-llama--Llama-3.1-405B-Instruct-FP8")
 BASE = ("--hardware", "h100-80", "--gpus", "8")
