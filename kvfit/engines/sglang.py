@@ -166,7 +166,7 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
         cells["slot"] = slot
     free = _free_before(rules, inp)
     weights = budget.loaded_weights(rules, inp)
-    ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
+    ratio = float(flag(flags, "swa_full_tokens_ratio", (dsv4 or rules)["swa_full_tokens_ratio"]))
     state = "kvfit state, per rank (engine rule sglang/srt/model_executor/pool_configurator.py:" + (
         "1353-1404: DSV4PoolConfigurator, page-padded; recurrent: the C128 rings per request slot)"
         if dsv4 else "340-535)")
