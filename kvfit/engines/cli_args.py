@@ -56,6 +56,9 @@ _FLAGS = [
     ("--cuda-graph-gib", float, "vllm", "override the CUDA-graph estimate (GiB per GPU)"),
     ("--non-torch-gib", float, "vllm", "override the non-torch (communicator) estimate (GiB per "
      "GPU)"),
+    ("--free-before-load-gib", float, "both", "free memory per GPU the engine sees before it "
+     "loads weights (GiB; a shared GPU or unified memory), instead of the total minus the "
+     "CUDA-context estimate; at most the GPU's total"),
 ]
 # The engines' spellings of kvfit's own knobs (plan parser only): (flag, type, engine, knob,
 # help). Each sets the same request field as kvfit's flag; two spellings with different values
@@ -92,7 +95,7 @@ ALIASES = [
 # Alias flags explain-log keeps as plain engine flags (a log's own settings).
 LOG_FLAGS = ("--gpu-memory-utilization", "--kv-cache-dtype", "--max-model-len", "--attn-dp-size")
 _OVERRIDES = {"activation_peak_gib": "activation", "cuda_graph_gib": "cudagraph",
-              "non_torch_gib": "non_torch"}
+              "non_torch_gib": "non_torch", "free_before_load_gib": "free_before_load"}
 
 
 def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> None:
@@ -133,6 +136,9 @@ def pop_engine_args(ns: dict) -> dict:
         if dest not in ns:
             continue
         value = ns.pop(dest)
+        if dest == "free_before_load_gib":
+            from .budget import positive_gib
+            positive_gib(name, value)
         if dest in _OVERRIDES:
             out["overrides"][_OVERRIDES[dest]] = value
         elif dest == "no_enable_prefix_caching":

@@ -217,13 +217,7 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
 
 
 def _free_before(rules, inp: Inputs) -> dict:
-    if inp.free_before_load_bytes is not None:
-        return num(inp.free_before_load_bytes, "log: avail mem + mem usage at 'Load weight end'")
-    total = budget.torch_total(rules, inp)
-    if total["value"] is None:
-        return total
-    ctx = budget.context_overhead(rules, inp.tp)
-    return num(total["value"] - ctx["value"], f"{total['basis']}; minus {ctx['basis']}")
+    return budget.free_before_load(rules, inp, "log: avail mem + mem usage at 'Load weight end'")
 
 
 def _pools(rules, flags, rest, cells, page: int, context: int, attn_dp: int,

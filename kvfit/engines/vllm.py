@@ -97,9 +97,7 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
         "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
         "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"],
         {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt})
-    ctx = budget.context_overhead(rules, inp.tp)
-    out["free_at_start_bytes"] = num(None if total["value"] is None else
-                                     total["value"] - ctx["value"], ctx["basis"])
+    out["free_at_start_bytes"] = budget.free_before_load(rules, inp)
     return out
 
 
