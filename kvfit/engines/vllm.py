@@ -234,10 +234,26 @@ def batch_defaults(rules, inp: Inputs) -> tuple[int, int, str]:
     raise AssertionError("the last tier has min_total_gib 0")
 
 
+def _mm_prefix_floor(rules, inp: Inputs, mnbt: int, basis: str) -> tuple[int, str]:
+    """The default max_num_batched_tokens raised to the largest multimodal item of a prefix-LM
+    model (Gemma 4: a 2,496-token video), which must fit in one batch."""
+    rule = rules.values.get("mm_prefix_batched_tokens_floor")
+    model = inp.model_config or {}
+    text = model.get("text_config") if isinstance(model.get("text_config"), dict) else {}
+    for row in rule["value"] if rule else ():
+        if model.get("model_type") == row["model_type"] and \
+                text.get(row["text_config_key"]) == row["equals"] and mnbt < row["tokens"]:
+            return row["tokens"], (f"engine rule {rule['source']}: the GPU tier's default "
+                                   f"{mnbt} raised to one {row.get('modality', 'multimodal')} "
+                                   f"item of {row['tokens']} tokens")
+    return mnbt, basis
+
+
 def predict(rules, flags: dict, inp: Inputs) -> dict:
     """vLLM's start-up numbers for one engine (one DP replica) at this TP size."""
     L = int(flag(flags, "max_model_len", inp.context))
     seqs_default, mnbt_default, batch_basis = batch_defaults(rules, inp)
+    mnbt_default, batch_basis = _mm_prefix_floor(rules, inp, mnbt_default, batch_basis)
     mnbt = int(flag(flags, "max_num_batched_tokens", mnbt_default))
     seqs = int(flag(flags, "max_num_seqs", seqs_default))
     dcp, spec = int(flag(flags, "decode_context_parallel_size", 1)), int(
