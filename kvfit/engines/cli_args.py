@@ -25,8 +25,9 @@ _FLAGS = [
     ("--enable-prefix-caching", "bool", "vllm", "vLLM: prefix caching on (default on)"),
     ("--no-enable-prefix-caching", "bool", "vllm", "vLLM: prefix caching off (1 recurrent block "
      "per group instead of the align-mode count)"),
-    ("--num-speculative-tokens", int, "both", "speculative tokens per step (recurrent state "
-     "slots)"),
+    ("--num-speculative-tokens", int, "both", "speculative tokens per step of the checkpoint's "
+     "MTP draft (implies --mtp: the draft layers' KV joins the pool and the launch command "
+     "runs it; recurrent state slots)"),
     ("--decode-context-parallel-size", int, "vllm", "vLLM: decode context parallel size"),
     ("--enforce-eager", "bool", "vllm", "vLLM: no CUDA graphs"),
     ("--moe-backend", str, "vllm", "vLLM: MoE kernel backend (default auto); an explicit "
