@@ -55,6 +55,28 @@ def _packed(rules, flags: dict, inp: Inputs, pages, prefix: bool):
     return grouping, bs, hybrid, rec, why
 
 
+def _user_block(rules, pages, block: int) -> tuple[list, dict | None]:
+    """A user --block-size on a model whose every layer has its own engine block: it sets the
+    block of the layer families that take cache_config.block_size (rule
+    own_block_user_families; DeepSeek-V4: the compressed MLA and indexer layers), the others
+    keep theirs. (pages, refusal): refused when it is not a multiple of such a layer's own
+    (kernel) block."""
+    rule = rules.values.get("own_block_user_families")
+    if not rule:
+        return pages, None
+    out = []
+    for p in pages:
+        if p.family in rule["value"]:
+            if block % p.block_tokens:
+                return pages, {"reason": f"--block-size {block} is not a multiple of the "
+                               f"{p.block_tokens}-token kernel block of the {p.name} layers: "
+                               "no attention kernel block fits it.",
+                               "rule": rules.basis("own_block_user_families")}
+            p = replace(p, block_tokens=block)
+        out.append(p)
+    return out, None
+
+
 def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
     """A setting with its basis: the user's flag or the engine default."""
     return num(value, "user" if flags.get(name) is not None else default_basis)
@@ -261,9 +283,15 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
-    stride = ""
-    if is_packed(pages) and not (own_blocks(pages) and flags.get("block_size")):
+    stride, block_refusal = "", None
+    if own_blocks(pages) and flags.get("block_size"):
+        pages, block_refusal = _user_block(rules, pages, int(flags["block_size"]))
+    if is_packed(pages):
         grouping, bs, hybrid, align, stride = _packed(rules, flags, inp, pages, bool(prefix))
+        if block_refusal is None and own_blocks(pages) and flags.get("block_size"):
+            bs = num(bs["value"], f"{bs['basis']}; --block-size {flags['block_size']} sets "
+                     f"the {', '.join(rules['own_block_user_families'])} layers' block only "
+                     f"({rules.basis('own_block_user_families')})")
     else:
         bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
         align_mode = bool(prefix) and hybrid is not None
@@ -299,7 +327,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     out["blocks_per_request"] = num(blocks, "engine rule vllm/v1/core/kv_cache_utils.py:1061-1093"
                                     " (sum over groups)")
     out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
-    out["refusal"] = refusal(rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
+    out["refusal"] = block_refusal or refusal(rules, mem, grouping, blocks, L,
+                                              (mnbt, dcp, spec, align, inp))
     out["warnings"] = [_COMPRESSED] if grouping.kind != "packed" and any(
         p.family == "compressed" for p in pages) else []
     if pipeline is not None:
