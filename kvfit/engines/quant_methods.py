@@ -11,7 +11,7 @@ method (layers/quantization/__init__.py:63-104) and raises 'Unknown quantization
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .spec import _version, in_range
+from .spec import in_range, parse_version
 
 
 def _row(rules) -> dict | None:
@@ -19,7 +19,7 @@ def _row(rules) -> dict | None:
     rule = rules.values.get("quantization_methods")
     if not rule:
         return None
-    version = _version(rules.version)
+    version = parse_version(rules.version)
     if version is None:
         return None
     return next((r for r in rule["value"] if in_range(version, r["versions"])), None)
