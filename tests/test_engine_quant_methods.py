@@ -56,8 +56,7 @@ def test_vllm_033_refuses_the_deprecated_method_unless_allowed():
 
 
 def _gptq(**qc) -> tuple[dict, dict]:
-    qc = {"quant_method": "gptq", **qc}
-    return {"method": "gptq"}, qc
+    return {"method": "gptq"}, {"quantization_config": {"quant_method": "gptq", **qc}}
 
 
 def test_sglang_renames_marlin_compatible_gptq():
@@ -95,7 +94,7 @@ def test_every_pinned_quant_method_starts_except_the_missing_ones():
         seen.add(qc["quant_method"])
         for engine, version in (("vllm", "0.33.0"), ("sglang", "0.5.23")):
             try:
-                check(rules_for(engine, version), {"method": qc["quant_method"]}, qc, {})
+                check(rules_for(engine, version), {"method": qc["quant_method"]}, c, {})
             except ConfigError:
                 refused.add((engine, qc["quant_method"]))
     assert {"fp8", "compressed-tensors", "modelopt", "mxfp4", "bitsandbytes", "fbgemm_fp8"} <= seen

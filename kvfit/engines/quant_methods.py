@@ -39,16 +39,19 @@ def _holds(value, allowed: list) -> bool:
     return any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed)
 
 
-def check(rules, quant: dict | None, config_qc: dict | None, flags: dict) -> None:
+def check(rules, quant: dict | None, config: dict | None, flags: dict) -> None:
     """Raise ConfigError (exit 2) naming the method when this engine version refuses the
     checkpoint's quantization method; return quietly when it starts or the version is not
-    modelled. quant: kvfit's quantization summary; config_qc: config.json's
-    quantization_config (the rename conditions read it)."""
+    modelled. quant: kvfit's quantization summary; config: config.json (its
+    quantization_config holds what the renames read)."""
+    from ..checkpoint.quant import _config_qc
+
     method = (quant or {}).get("method")
     row = _row(rules)
     if not method or row is None:
         return
-    method = _renamed(row, str(method).lower(), config_qc or {})
+    qc = _config_qc(config)[0] if isinstance(config, dict) else None
+    method = _renamed(row, str(method).lower(), qc or {})
     name = f"{rules.engine} {rules.version}"
     source = rules.basis("quantization_methods")
     if method not in row["methods"]:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
 from .packed import RULE as PACKED_RULE
-from .packed import is_packed, own_blocks, packed_groups, stride_alignment
+from .packed import is_packed, own_blocks, packed_groups, stride_alignment, user_block
 from .pages import group_pages, layer_pages
 from .vllm_blocks import attention_block, state_blocks
 
@@ -53,28 +53,6 @@ def _packed(rules, flags: dict, inp: Inputs, pages, prefix: bool):
         bs = num(min(g.block_tokens for g in grouping.groups if g.family != "ring"), _PACKED_BLOCK)
     rec = state_blocks(rules, inp, grouping.groups) if prefix and hybrid else None
     return grouping, bs, hybrid, rec, why
-
-
-def _user_block(rules, pages, block: int) -> tuple[list, dict | None]:
-    """A user --block-size on a model whose every layer has its own engine block: it sets the
-    block of the layer families that take cache_config.block_size (rule
-    own_block_user_families; DeepSeek-V4: the compressed MLA and indexer layers), the others
-    keep theirs. (pages, refusal): refused when it is not a multiple of such a layer's own
-    (kernel) block."""
-    rule = rules.values.get("own_block_user_families")
-    if not rule:
-        return pages, None
-    out = []
-    for p in pages:
-        if p.family in rule["value"]:
-            if block % p.block_tokens:
-                return pages, {"reason": f"--block-size {block} is not a multiple of the "
-                               f"{p.block_tokens}-token kernel block of the {p.name} layers: "
-                               "no attention kernel block fits it.",
-                               "rule": rules.basis("own_block_user_families")}
-            p = replace(p, block_tokens=block)
-        out.append(p)
-    return out, None
 
 
 def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
@@ -285,7 +263,7 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     mem = memory(rules, flags, inp, seqs, mnbt)
     stride, block_refusal = "", None
     if own_blocks(pages) and flags.get("block_size"):
-        pages, block_refusal = _user_block(rules, pages, int(flags["block_size"]))
+        pages, block_refusal = user_block(rules, pages, int(flags["block_size"]))
     if is_packed(pages):
         grouping, bs, hybrid, align, stride = _packed(rules, flags, inp, pages, bool(prefix))
         if block_refusal is None and own_blocks(pages) and flags.get("block_size"):
