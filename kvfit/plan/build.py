@@ -207,6 +207,7 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     from ..checkpoint.quant import summarize
     from ..engines import resolve_rules
     from ..engines.command import engine_spelling
+    from ..engines.quant_methods import check as check_quant
 
     rules, how = resolve_rules(req.engine, req.engine_version, req.engine_strict)
     if rules.extrapolated_from:
@@ -229,6 +230,7 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
         u, basis = DEFAULT_UTILIZATION, ("kvfit default; SGLang sizes its pool by its own "
                                          "--mem-fraction-static rule")
     summary = summarize(meta).to_json()
+    check_quant(rules, summary, meta.config, flags)
     cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
                    req.utilization if req.engine == "sglang" else None, req.engine_selected_by,
                    summary, budget_utilization=u, utilization_basis=basis)
