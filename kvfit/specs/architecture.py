@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..expr import Expr, ExprError, compile_expr
 from .loader import Doc
 
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
     from ..errors import Problem
     from .experts import Experts
