@@ -18,6 +18,29 @@ def build_parser() -> argparse.ArgumentParser:
                        "every problem in every file is reported, exit 2 on any")
     c.add_argument("paths", nargs="*", help="spec files or directories")
     c.add_argument("--json", action="store_true", help="problems as JSON")
+    nw = sub.add_parser("new", help="a spec skeleton from a real config, the config pinned, "
+                        "and a cases.yaml stub for the hand-derived numbers")
+    nw.add_argument("model_type", help="the config's model_type (the new spec's id)")
+    nw.add_argument("--from", dest="source", required=True, metavar="CONFIG",
+                    help="a config.json or the folder holding it (with its SOURCE.txt / "
+                    "SOURCES.yaml provenance when it has one)")
+    nw.add_argument("--root", help="the checkout to write into (default: the one holding the "
+                    "current directory)")
+    nw.add_argument("--force", action="store_true", help="write over an existing spec")
+    pn = sub.add_parser("pin", help="copy a real config into tests/architectures/SPEC/configs/ "
+                        "with its provenance (repo, commit, sha256)")
+    pn.add_argument("spec", help="the spec id the config is a test case for")
+    pn.add_argument("source", help="a local folder or config.json (offline), or a Hub repo id "
+                    "org/name[@revision]")
+    pn.add_argument("--name", help="the pinned folder's name (default: ORG--NAME of the repo)")
+    pn.add_argument("--hf-repo", help="the Hub repo a local copy mirrors (org/name)")
+    pn.add_argument("--source-repo", help="where a local copy came from (e.g. a GitHub "
+                    "owner/name that vendors it)")
+    pn.add_argument("--source-path", help="the folder in --source-repo holding the files")
+    pn.add_argument("--source-commit", help="the full commit sha of --source-repo they were "
+                    "read at")
+    pn.add_argument("--root", help="the checkout to pin into (default: the one holding the "
+                    "current directory)")
     ls = sub.add_parser("list", help="supported architectures and their matchers")
     ls.add_argument("--json", action="store_true")
     ls.add_argument("--markdown", action="store_true", help="a Markdown table (the README's)")
@@ -102,6 +125,28 @@ def listing(args) -> int:
     return 0
 
 
+def pin(args) -> int:
+    from ..specs.pin import pin as do_pin
+
+    dest = do_pin(args.spec, args.source, name=args.name,
+                  root=Path(args.root) if args.root else None, hf_repo=args.hf_repo,
+                  source_repo=args.source_repo, source_path=args.source_path,
+                  source_commit=args.source_commit)
+    print(f"pinned {args.source} -> {dest} (provenance in SOURCES.yaml)")
+    return 0
+
+
+def new(args) -> int:
+    from ..specs.scaffold import new_spec
+
+    spec, pinned, cases = new_spec(args.model_type, args.source,
+                                   Path(args.root) if args.root else None, args.force)
+    print(f"wrote {spec}\npinned {pinned}\nwrote {cases}\n"
+          "next: derive the TODO numbers in cases.yaml by hand (arithmetic in comments), then "
+          "`kvfit specs check --plan` and `kvfit specs diff main`")
+    return 0
+
+
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    return check(args) if args.action == "check" else listing(args)
+    return {"check": check, "list": listing, "pin": pin, "new": new}[args.action](args)

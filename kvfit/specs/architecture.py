@@ -119,6 +119,22 @@ class Architecture:
             object.__setattr__(self, "compiled_parameters", value)   # compiled once
         return value
 
+    def geometry_fields(self) -> frozenset[str]:
+        """The fields the state's size depends on: those the layer count and the components'
+        bytes and head shards read, and the fields their defaults read in turn."""
+        exprs = [self.layer_count] + [e for c in self.components for e in (c.bytes, c.shard_heads)]
+        todo = {n for e in exprs if e is not None for n in e.names}
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            f = self.fields.get(name)
+            if f is None or name in seen:
+                continue
+            seen.add(name)
+            if hasattr(f.default, "names"):
+                todo |= set(f.default.names)
+        return frozenset(seen)
+
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
         keys = {k.split(".")[0] for f in self.fields.values() for k in f.keys}
