@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..errors import SpecError, UsageError
@@ -18,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "every problem in every file is reported, exit 2 on any")
     c.add_argument("paths", nargs="*", help="spec files or directories")
     c.add_argument("--json", action="store_true", help="problems as JSON")
+    c.add_argument("--plan", action="store_true", help="also plan every case of "
+                   "tests/architectures/<id>/cases.yaml and check its expected values")
     nw = sub.add_parser("new", help="a spec skeleton from a real config, the config pinned, "
                         "and a cases.yaml stub for the hand-derived numbers")
     nw.add_argument("model_type", help="the config's model_type (the new spec's id)")
@@ -80,30 +83,70 @@ def _data_problems(path: Path) -> list:
     return problems
 
 
+def _lint(archs, paths: list[Path], plan: bool) -> tuple[list, list, list]:
+    """(errors, warnings, notes) from each architecture spec's pinned configs and cases."""
+    from ..specs.checked import load_checked
+    from ..specs.lint import check_against_pins, load_cases, stale_derivations, tests_folder
+    from ..specs.registry import ARCH_SCHEMA
+    from ..paths import display_path
+
+    errors, warnings, notes = [], [], []
+    by_id = {p.stem: p for p in paths}
+    for arch in archs:
+        path = by_id.get(arch.id)
+        if path is None:
+            continue
+        doc, _, _ = load_checked(path, ARCH_SCHEMA, fresh=True)
+        found = check_against_pins(arch, doc, path)
+        errors += found.errors
+        warnings += found.warnings
+        notes += found.notes
+        cases_path = tests_folder(path, arch.id) / "cases.yaml"
+        if cases_path.is_file():
+            shown = display_path(cases_path)
+            errors += stale_derivations(cases_path, shown)
+            if plan:
+                from .specs_plan import check_cases
+                errors += check_cases(cases_path, shown, load_cases(cases_path.parent))
+    return errors, warnings, notes
+
+
+def _render(problems, label: str) -> str:
+    return "\n\n".join(p.render().replace("error[", f"{label}[", 1) for p in problems)
+
+
 def check(args) -> int:
     paths = _expand(args.paths) if args.paths else spec_files() + [
         p for kind in DATA_KINDS for p in spec_files(kind)]
     data = [p for p in paths if p.parent.name in DATA_KINDS]
     problems = [pr for p in data for pr in _data_problems(p)]
-    archs = []
+    archs, warnings, notes = [], [], []
+    arch_paths = [p for p in paths if p not in data]
     try:
-        archs = load_paths([p for p in paths if p not in data])
+        archs = load_paths(arch_paths)
     except SpecError as err:
         problems = err.problems + problems
-    if problems:
-        if args.json:
-            print(json.dumps({"ok": False, "problems": [p.to_json() for p in problems]},
-                             indent=2))
-        else:
-            print(SpecError(problems).render())
-        return 2
+    if not problems:
+        problems, warnings, notes = _lint(archs, arch_paths, args.plan)
     if args.json:
-        print(json.dumps({"ok": True, "specs": [a.id for a in archs] + [p.stem for p in data]},
-                         indent=2))
-    else:
-        from ..report.words import count
-        print(f"ok: {count(len(archs), 'architecture spec')} and "
-              f"{count(len(data), 'hardware/system/engine spec')} valid")
+        print(json.dumps({"ok": not problems, "problems": [p.to_json() for p in problems],
+                          "warnings": [p.to_json() for p in warnings],
+                          "notes": [p.to_json() for p in notes]}
+                         | ({} if problems else {"specs": [a.id for a in archs] +
+                                                 [p.stem for p in data]}), indent=2))
+        return 2 if problems else 0
+    for items, label in ((notes, "note"), (warnings, "warning")):
+        if items:                                 # on stderr: stdout keeps the verdict
+            print(_render(items, label) + "\n", file=sys.stderr)
+    if problems:
+        print(SpecError(problems).render())
+        return 2
+    from ..report.words import count
+    extra = "".join(f", {count(len(x), w)}" for x, w in ((warnings, "warning"), (notes, "note"))
+                    if x)
+    print(f"ok: {count(len(archs), 'architecture spec')} and "
+          f"{count(len(data), 'hardware/system/engine spec')} valid{extra}"
+          + (" (every pinned case planned as expected)" if args.plan else ""))
     return 0
 
 
