@@ -44,6 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "read at")
     pn.add_argument("--root", help="the checkout to pin into (default: the one holding the "
                     "current directory)")
+    df = sub.add_parser("diff", help="what a spec change moves: every pinned case and corpus "
+                        "config planned under BASE's and HEAD's specs; exit 1 when a model "
+                        "changed, 0 when none did")
+    df.add_argument("base", help="a git ref, or a folder holding specs (a checkout, its specs/ "
+                    "or an architectures/ folder)")
+    df.add_argument("head", nargs="?", help="the same; default: the working tree")
+    df.add_argument("--json", action="store_true", help="the comparison as JSON")
     ls = sub.add_parser("list", help="supported architectures and their matchers")
     ls.add_argument("--json", action="store_true")
     ls.add_argument("--markdown", action="store_true", help="a Markdown table (the README's)")
@@ -85,12 +92,12 @@ def _data_problems(path: Path) -> list:
 
 def _lint(archs, paths: list[Path], plan: bool) -> tuple[list, list, list]:
     """(errors, warnings, notes) from each architecture spec's pinned configs and cases."""
+    from ..paths import display_path
     from ..specs.checked import load_checked
     from ..specs.lint import check_against_pins, load_cases, stale_derivations, tests_folder
     from ..specs.registry import ARCH_SCHEMA
-    from ..paths import display_path
 
-    errors, warnings, notes = [], [], []
+    errors, warnings, notes, planned = [], [], [], []
     by_id = {p.stem: p for p in paths}
     for arch in archs:
         path = by_id.get(arch.id)
@@ -105,9 +112,10 @@ def _lint(archs, paths: list[Path], plan: bool) -> tuple[list, list, list]:
         if cases_path.is_file():
             shown = display_path(cases_path)
             errors += stale_derivations(cases_path, shown)
-            if plan:
-                from .specs_plan import check_cases
-                errors += check_cases(cases_path, shown, load_cases(cases_path.parent))
+            planned.append((cases_path, shown, load_cases(cases_path.parent)))
+    if plan and planned:
+        from .specs_plan import check_cases
+        errors += check_cases(planned)
     return errors, warnings, notes
 
 
@@ -190,6 +198,15 @@ def new(args) -> int:
     return 0
 
 
+def diff(args) -> int:
+    from ..specs.diff import diff as compare
+    from ..specs.diff import render
+
+    result = compare(args.base, args.head)
+    print(json.dumps(result, indent=2) if args.json else render(result))
+    return 1 if result["changed"] else 0
+
+
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    return {"check": check, "list": listing, "pin": pin, "new": new}[args.action](args)
+    return {"check": check, "list": listing, "pin": pin, "new": new, "diff": diff}[args.action](args)
