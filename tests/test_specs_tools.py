@@ -10,8 +10,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
