@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from .loader import Doc
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pinned:
     """One pinned config: its label (folder or file name), data, and whether only error
     cases use it (a config pinned to show a refusal)."""
@@ -35,7 +34,7 @@ class Pinned:
     refused_only: bool
 
 
-@record
+@dataclass(slots=True)
 class Findings:
     errors: list
     warnings: list
