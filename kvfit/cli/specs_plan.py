@@ -174,7 +174,10 @@ def worker(root: Path) -> None:
     jobs = json.load(sys.stdin)
     out = {}
     for job in jobs:
-        code, doc, err = run_json(job["argv"])
+        try:
+            code, doc, err = run_json(job["argv"])
+        except Exception as exc:     # a kvfit bug on one model: say so, keep comparing the rest
+            code, doc, err = 70, None, f"internal error: {type(exc).__name__}: {exc}"
         out[job["id"]] = summary(job, code, doc, err)
     print(json.dumps(out))
 

@@ -75,7 +75,8 @@ def _extract(repo: Path, ref: str, work: Path, name: str, paths: tuple[str, ...]
     data = _git(repo, "archive", "--format=tar", sha, *present, binary=True)
     dest = work / f"{name}-tree"
     with tarfile.open(fileobj=BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(dest, **safe)
     return dest
 
 
