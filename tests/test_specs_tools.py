@@ -233,3 +233,20 @@ def test_contributing_walkthrough_adds_phi(tmp_path, monkeypatch):
     # main has no phi spec: its case was refused there and is planned now.
     assert code == 1, err
     assert "specs: phi" in out and "phi/phi_2_2048: answer:" in out
+
+
+def test_new_for_a_wrapper_extends_the_text_models_spec(tmp_path, monkeypatch):
+    root = checkout(tmp_path, cases=(), without=("llava",))
+    monkeypatch.chdir(root)
+    src = ROOT / "tests/architectures/llava/configs/llava-hf--llava-1.5-7b-hf"
+    code, out, err = run_cli("specs", "new", "llava", "--from", str(src))
+    assert code == 0, err
+    spec = (root / "specs/architectures/llava.yaml").read_text()
+    assert "extends: llama" in spec and "config_root: text_config" in spec
+    # llava-1.5-7b's text_config has no num_hidden_layers, num_attention_heads or hidden_size:
+    # the skeleton asks for LlamaConfig's defaults rather than guessing them.
+    for line in ("#   layers: from num_hidden_layers", "#   q_heads: from num_attention_heads",
+                 "#   hidden: from hidden_size"):
+        assert line in spec
+    code, out, _ = run_cli("specs", "new", "llava", "--from", str(src))
+    assert code == 2 and "already exists" in out + _

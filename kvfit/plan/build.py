@@ -280,12 +280,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
                                             _capability(req) if engine else None)
     layout = req.cache_layout or layout
     ctx, declared, ctx_source, rope = _context(req, fields, warnings, root)
-    geometry = arch.geometry_fields()
-    defaulted = [f"{n} = {r.value}" for n, r in fields.items() if n in geometry and r.value
-                 and arch.fields[n].type == "int" and r.provenance.startswith("class default")]
-    if defaulted:
-        warnings.append(f"The config omits {', '.join(defaulted)}: taken from the config "
-                        "class's defaults (architecture.fields names each source).")
+    warnings += arch.class_default_warnings(fields)
     rope_warning(root, prefix, warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}

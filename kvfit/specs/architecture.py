@@ -134,6 +134,15 @@ class Architecture:
                 todo |= set(f.default.names)
         return frozenset(seen)
 
+    def class_default_warnings(self, fields: dict) -> list[str]:
+        """A warning naming the geometry fields (whole numbers) a config left to its class's
+        defaults, given the resolved fields (kvfit.state.fields.Resolved by name)."""
+        geometry = self.geometry_fields()
+        defaulted = [f"{n} = {r.value}" for n, r in fields.items() if n in geometry and r.value
+                     and self.fields[n].type == "int" and r.provenance.startswith("class default")]
+        return [f"The config omits {', '.join(defaulted)}: taken from the config class's "
+                "defaults (architecture.fields names each source)."] if defaulted else []
+
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""
         keys = {k.split(".")[0] for f in self.fields.values() for k in f.keys}

@@ -85,6 +85,52 @@ def skeleton(model_type: str, config: dict, source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _base_of(specs: Path, text_type: str | None) -> tuple[str, dict] | None:
+    """(id, fields) of the spec in `specs` that matches a wrapper's text model_type."""
+    if not text_type:
+        return None
+    from ruamel.yaml import YAML
+    for path in sorted(specs.glob("*.yaml")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            data = YAML(typ="safe").load(path.read_text())
+        except Exception:                       # a broken spec: `specs check` says why
+            continue
+        if isinstance(data, dict) and text_type in (data.get("match") or {}).get("model_type", ()):
+            return data.get("id", path.stem), data.get("fields") or {}
+    return None
+
+
+def wrapper_skeleton(model_type: str, config: dict, source: str, base: str,
+                     base_fields: dict) -> str:
+    """A spec that extends the text model's spec (`extends: BASE`, `config_root:
+    text_config`); the base's fields the text_config omits are left for the contributor."""
+    text = config["text_config"]
+    archs = config.get("architectures") or []
+    lines = ["# yaml-language-server: $schema=../../schemas/architecture.v1.schema.json",
+             f"# Skeleton from `kvfit specs new {model_type} --from {source}`: a wrapper over "
+             f"the {base} spec.",
+             "schema_version: 1", f"id: {model_type}", f"extends: {base}",
+             f"summary: Wrapper over a {text.get('model_type')} text model; only the text "
+             "decoder keeps per-token state.",
+             "match:", "  model_type:", f"    - {model_type}"]
+    if archs:
+        lines += ["  architectures:"] + [f"    - {a}" for a in sorted(archs)]
+    lines += ["  config_root: text_config", "  text_model_type:", f"    - {text['model_type']}"]
+    missing = [(name, raw) for name, raw in base_fields.items() if isinstance(raw, dict)
+               and raw.get("from") and "default" not in raw
+               and not any(k in text for k in raw["from"])]
+    if missing:
+        lines.append("# text_config omits these; the text config class's defaults apply. Write "
+                     "each as a field")
+        lines.append("# with `default: N` and `default_source: \"<Class> default <key>=N\"`:")
+        lines += [f"#   {name}: from {', '.join(raw['from'])}" for name, raw in missing]
+    lines += ["sources:", f"  - config.json of {source} (pinned under tests/architectures/"
+              f"{model_type}/configs)"]
+    return "\n".join(lines) + "\n"
+
+
 def cases_stub(model_type: str, folder: str, max_context: object = None) -> str:
     """A cases.yaml with one case whose numbers are left to derive by hand, at 4,096 tokens
     (or the config's declared maximum when that is shorter)."""
@@ -128,7 +174,10 @@ def new_spec(model_type: str, source: str, root: Path | None = None, force: bool
         raise UsageError(f"--from {source}: its model_type is {config['model_type']!r}, not "
                          f"{model_type!r}; a spec is named after the model_type it matches.")
     pinned = pin(model_type, source, root=root)
-    spec.write_text(skeleton(model_type, config, pinned.name))
+    text = config.get("text_config")
+    base = _base_of(spec.parent, text.get("model_type")) if isinstance(text, dict) else None
+    spec.write_text(wrapper_skeleton(model_type, config, pinned.name, *base) if base else
+                    skeleton(model_type, config, pinned.name))
     cases.parent.mkdir(parents=True, exist_ok=True)
     root_cfg = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     declared = next((root_cfg[k] for k in ALIASES["max_context"] if k in root_cfg), None)
