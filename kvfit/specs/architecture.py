@@ -138,7 +138,7 @@ class Architecture:
         """A warning naming the geometry fields (whole numbers) a config left to its class's
         defaults, given the resolved fields (kvfit.state.fields.Resolved by name)."""
         geometry = self.geometry_fields()
-        defaulted = [f"{n} = {r.value}" for n, r in fields.items() if n in geometry and r.value
+        defaulted = [f"{n} = {r.value:,}" for n, r in fields.items() if n in geometry and r.value
                      and self.fields[n].type == "int" and r.provenance.startswith("class default")]
         return [f"The config omits {', '.join(defaulted)}: taken from the config class's "
                 "defaults (architecture.fields names each source)."] if defaulted else []
