@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from .. import __version__
 
@@ -13,7 +11,7 @@ _LATER = "(composed when --help is shown)"
 
 def __getattr__(name: str):
     """EPILOG: exit codes, capacity model, examples (kvfit/cli/helptext.py, also the man
-    page), composed on first use: wrapping every example is most of a plan's parser time."""
+    page), composed on first use."""
     if name == "EPILOG":
         from .helptext import epilog
 
@@ -21,13 +19,14 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def add_offline(p: argparse.ArgumentParser, what: str) -> None:
+    """--offline on a subcommand (every kvfit command takes it); `what`: what it does there."""
+    p.add_argument("--offline", action="store_true", help=what)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with kvfit's one-paragraph usage errors (exit 2); the epilog is composed
-    only when help is formatted. Its help is wrapped as argparse's HelpFormatter wraps it
-    (WrappingFormatter: the same width, found without shutil) unless a formatter is given."""
-
-    def __init__(self, *args, formatter_class=None, **kwargs):
-        super().__init__(*args, formatter_class=formatter_class or WrappingFormatter, **kwargs)
+    only when help is formatted."""
 
     def error(self, message):
         from ..errors import UsageError
@@ -41,38 +40,8 @@ class Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-def _columns() -> int:
-    """shutil.get_terminal_size().columns (its rule: $COLUMNS, else the terminal on
-    sys.__stdout__, else 80) without importing shutil, which loads zlib, bz2 and lzma."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-        columns = columns or 80
-    return columns
-
-
-class _Width:
-    """argparse's default formatter width, from _columns(). argparse makes a formatter in
-    every add_argument (to check a metavar), and its own width lookup imports shutil: a
-    fiftieth of a plan."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position,
-                         _columns() - 2 if width is None else width)
-
-
-class Formatter(_Width, argparse.RawDescriptionHelpFormatter):
-    """argparse's RawDescriptionHelpFormatter at the same default width, without shutil."""
-
-
-class WrappingFormatter(_Width, argparse.HelpFormatter):
-    """argparse's HelpFormatter at the same default width, without shutil."""
+# argparse's RawDescriptionHelpFormatter: descriptions and epilogs keep their own line breaks
+Formatter = argparse.RawDescriptionHelpFormatter
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,8 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--plot", metavar="FILE.png|FILE.svg", help="also draw the answer: max "
                    "resident sequences per layout along the --sweep axis with the target line, "
                    "and a stacked per-rank memory bar per layout (weights, state, reserve, "
-                   "engine overheads, free); needs matplotlib (from a source checkout: uv sync "
-                   "--extra plot). The plotted series are embedded in the file's metadata")
+                   "engine overheads, free); needs matplotlib (the optional `plot` extra: `uv sync "
+                   "--extra plot` in a source checkout). The plotted series are embedded in the "
+                   "file's metadata")
     o.add_argument("--verbose", action="store_true", help="text report with the provenance: "
                    "every config field and where it came from, layer sets, dtype sources, "
                    "checkpoint details, every layout's engine block and the assumptions (--json "

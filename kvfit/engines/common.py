@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import field
-
-from ..records import record
+from dataclasses import dataclass, field
 
 GIB, MIB = 1024**3, 1024**2
 
@@ -22,7 +20,7 @@ def gib(n: float | int | None) -> str:
     return "n/a" if n is None else f"{n / GIB:.2f} GiB"
 
 
-@record
+@dataclass(slots=True)
 class Inputs:
     """Everything a prediction needs besides the engine rules and flags.
 
@@ -36,7 +34,7 @@ class Inputs:
       total when known (hardware spec cuda_total or a log), with total_basis;
     free_before_load_bytes: free memory before weights load (SGLang), when a log shows it;
     quant: kvfit's quantization summary dict; vocab: the model's vocabulary size;
-    overrides: user GiB overrides {"activation", "cudagraph", "non_torch"};
+    overrides: user GiB overrides {"activation", "cudagraph", "non_torch", "free_before_load"};
     graph_counts: (piecewise, full) CUDA graphs captured, when a log states them;
     max_context: the config's declared maximum context (engines refuse a longer one);
     device: the kvfit hardware id of the GPU, when known (some defaults depend on it);

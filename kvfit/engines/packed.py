@@ -41,8 +41,8 @@ MLA (11 x 4,456,448 latent + 11 x 143,616 pooled index: balanced, floor 11) and 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from ..records import replace
 from .pages import Group, Grouping, LayerPage, page_bytes
 
 RULE = ("engine rule vllm/v1/core/kv_cache_planning.py:914-1041 (packed groups of layers with "
@@ -60,6 +60,28 @@ def is_packed(pages: list[LayerPage]) -> bool:
 def own_blocks(pages: list[LayerPage]) -> bool:
     """True when every cache layer fixes its own block (no pool-wide attention block)."""
     return bool(pages) and all(p.block_tokens for p in pages)
+
+
+def user_block(rules, pages, block: int) -> tuple[list, dict | None]:
+    """A user --block-size on a model whose every layer has its own engine block: it sets the
+    block of the layer families that take cache_config.block_size (rule
+    own_block_user_families; DeepSeek-V4: the compressed MLA and indexer layers), the others
+    keep theirs. (pages, refusal): refused when it is not a multiple of such a layer's own
+    (kernel) block."""
+    rule = rules.values.get("own_block_user_families")
+    if not rule:
+        return pages, None
+    out = []
+    for p in pages:
+        if p.family in rule["value"]:
+            if block % p.block_tokens:
+                return pages, {"reason": f"--block-size {block} is not a multiple of the "
+                               f"{p.block_tokens}-token kernel block of the {p.name} layers: "
+                               "no attention kernel block fits it.",
+                               "rule": rules.basis("own_block_user_families")}
+            p = replace(p, block_tokens=block)
+        out.append(p)
+    return out, None
 
 
 def _bucket_key(p: LayerPage) -> tuple:

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError, UsageError
-from ..records import record
-
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["bytes_by_kind", "check_index_covers_layers", "choose_weight_files",
            "complete_split_set", "missing_layers", "split_set"]
@@ -43,7 +40,7 @@ _REASONS = {
 }
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Group:
     """One candidate set of weight files: its name, its rank (lower wins), its files."""
 

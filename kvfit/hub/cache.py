@@ -16,11 +16,8 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
-
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import Any
 
 FORMAT = 1
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -39,9 +36,9 @@ def cache_root() -> Path:
         return Path(explicit).expanduser()
     home = os.environ.get("HF_HOME")
     if not home:
-        from huggingface_hub import constants
+        from .transport import hf_constants
 
-        home = constants.HF_HOME
+        home = hf_constants().HF_HOME
     return Path(home).expanduser() / "kvfit"
 
 

@@ -14,14 +14,12 @@ config.json), not three.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from ..checkpoint.metadata import FileEntry
-from ..records import record
 from .cache import MetadataCache
 from .transport import HubClient, RepoInfo
-
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import Any
 
 CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
@@ -29,7 +27,7 @@ INDEX = "model.safetensors.index.json"
 _KEY = "snapshot"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Metadata of one commit: files with sizes (bytes) and the parsed JSON files it has."""
 

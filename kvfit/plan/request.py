@@ -8,14 +8,12 @@ and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.plan.spellings maps t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field, fields
-
-from ..records import record
+from dataclasses import dataclass, field, fields
 
 DEFAULT_UTILIZATION = 0.9
 
 
-@record
+@dataclass
 class PlanRequest:
     """One plan's inputs. Sizes in GiB, context as given (int or '32k'), fractions 0-1.
 
@@ -93,10 +91,11 @@ class PlanRequest:
     detected: dict | None = None
     hub_started: float | Callable[[], float] | None = None
     explicit: set = field(default_factory=set)
+    origins: dict = field(default_factory=dict)   # request key -> the preset key that set it
 
     @classmethod
     def names(cls) -> list[str]:
-        return [f.name for f in fields(cls) if f.name not in ("explicit",)]
+        return [f.name for f in fields(cls) if f.name not in ("explicit", "origins")]
 
 
 def normalize_tp(values: dict, flag: str = "--tp") -> dict:
