@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from kvfit.specs import cache, registry, ship
+from kvfit.cli import ship
+from kvfit.specs import cache, registry
 from kvfit.specs.registry import ARCH_SCHEMA, spec_files
 
 

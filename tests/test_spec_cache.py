@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from kvfit.cli import ship
 from kvfit.engines import spec as engine_spec
 from kvfit.hub.cache import MetadataCache, cache_root
-from kvfit.specs import cache, checked, ship
+from kvfit.specs import cache, checked
 from kvfit.specs.registry import load_architecture_file
 
 from conftest import run_cli

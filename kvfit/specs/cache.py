@@ -7,7 +7,7 @@ data's canonical JSON: an entry of the wrong shape, or whose data was edited, is
 (and revalidated from the YAML), never trusted.
 
 Two stores are read, in order:
-- the shipped data (kvfit/specs/shipped.json, built by `python -m kvfit.specs.ship` from
+- the shipped data (kvfit/specs/shipped.json, built by `python -m kvfit.cli.ship` from
   the bundled specs), so even the first run on a new machine skips parsing and validation.
   While the file is as ship.render wrote it (its own checksum), each entry is parsed when it
   is first asked for, and the architectures' matchers come from its small index, so a plan
@@ -146,7 +146,7 @@ def _rendered(raw: bytes, start: int) -> tuple[_Lines, dict] | None:
 @cache
 def shipped() -> tuple[Mapping, bool, dict]:
     """(key -> entry, whether the file's own sha256 matches it, key -> architecture matcher),
-    ({}, False, {}) when the shipped data is absent or unreadable. `python -m kvfit.specs.ship`
+    ({}, False, {}) when the shipped data is absent or unreadable. `python -m kvfit.cli.ship`
     writes the sha256 of everything after the first line into that line, so one hash of the
     file stands for every entry's checksum; a file edited since (or without the line) has
     each entry checked on its own, and its matchers are not used."""

@@ -1,8 +1,8 @@
 """Build kvfit/specs/shipped.json: the validated data of every bundled spec, keyed as the
 spec cache keys it, so a first run on a new machine parses and validates nothing.
 
-    uv run python -m kvfit.specs.ship          # after editing a bundled spec or a schema
-    uv run python -m kvfit.specs.ship --check  # is it current? (exit 1 if not)
+    uv run python -m kvfit.cli.ship          # after editing a bundled spec or a schema
+    uv run python -m kvfit.cli.ship --check  # is it current? (exit 1 if not)
 
 An entry goes in only after the spec passed every check the loaders make (schema, compile,
 cross-spec), exactly as the user cache is written. A spec edited since the file was built
@@ -20,17 +20,17 @@ import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from . import cache
+from ..specs import cache
 
 
 def _load_everything() -> None:
     """Run every bundled-spec loader once (each writes its validated data to the cache)."""
     from ..checkpoint.quant_floors import _floors
     from ..checkpoint.storage import formats
-    from ..cli.main import main
     from ..engines.spec import ENGINES, load_spec
     from ..hardware.presets import accelerators, systems
-    from .registry import builtin_architectures, builtin_matchers, watchlist
+    from ..specs.registry import builtin_architectures, builtin_matchers, watchlist
+    from .main import main
 
     loaders = (builtin_architectures, builtin_matchers, watchlist, accelerators, systems,
                _floors, formats, load_spec)
@@ -51,7 +51,7 @@ def build() -> dict:
     """{"format", "entries": {key: entry}, "matchers": {key: [id, model_types, architectures]}}
     for the bundled specs, built in a scratch cache; the matchers index the architecture
     specs' entries, so matching a config parses only the spec it matched."""
-    from .registry import ARCH_SCHEMA, spec_files
+    from ..specs.registry import ARCH_SCHEMA, spec_files
 
     with tempfile.TemporaryDirectory(prefix="kvfit-ship-") as scratch:
         os.environ["KVFIT_CACHE_DIR"] = scratch
@@ -118,7 +118,7 @@ def stale(target: Path, text: str) -> tuple[int, int] | None:
 def main(argv: list[str] | None = None) -> int:
     """Rebuild shipped.json; with --check, only say whether it is current (exit 1 if not)."""
     argv = sys.argv[1:] if argv is None else argv
-    target = Path(__file__).resolve().parent / "shipped.json"
+    target = Path(cache.__file__).resolve().parent / "shipped.json"
     text = render(build())
     if "--check" in argv:
         found = stale(target, text)
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{target.name} is current", file=sys.stderr)
             return 0
         print(f"{target.name} is stale: {found[0]} spec(s) changed or added, {found[1]} "
-              "unused entr(ies); run `python -m kvfit.specs.ship`", file=sys.stderr)
+              "unused entr(ies); run `python -m kvfit.cli.ship`", file=sys.stderr)
         return 1
     write(target, text)
     print(f"wrote {target} ({len(text):,} bytes)", file=sys.stderr)
