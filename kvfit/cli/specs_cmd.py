@@ -98,8 +98,8 @@ def _lint(archs, paths: list[Path], plan: bool) -> tuple[list, list, list]:
     """(errors, warnings, notes) from each architecture spec's pinned configs and cases."""
     from ..paths import display_path
     from ..specs.checked import load_checked
-    from ..specs.lint import check_against_pins, load_cases, stale_derivations, tests_folder
     from ..specs.registry import ARCH_SCHEMA
+    from .specs_lint import check_against_pins, load_cases, stale_derivations, tests_folder
 
     errors, warnings, notes, planned = [], [], [], []
     by_id = {p.stem: p for p in paths}
@@ -181,7 +181,7 @@ def listing(args) -> int:
 
 
 def pin(args) -> int:
-    from ..specs.pin import pin as do_pin
+    from .specs_pin import pin as do_pin
 
     dest = do_pin(args.spec, args.source, name=args.name,
                   root=Path(args.root) if args.root else None, hf_repo=args.hf_repo,
@@ -192,7 +192,7 @@ def pin(args) -> int:
 
 
 def new(args) -> int:
-    from ..specs.scaffold import new_spec
+    from .specs_scaffold import new_spec
 
     spec, pinned, cases = new_spec(args.model_type, args.source,
                                    Path(args.root) if args.root else None, args.force)
@@ -203,8 +203,8 @@ def new(args) -> int:
 
 
 def diff(args) -> int:
-    from ..specs.diff import diff as compare
-    from ..specs.diff import render
+    from .specs_diff import diff as compare
+    from .specs_diff import render
 
     result = compare(args.base, args.head)
     print(json.dumps(result, indent=2) if args.json else render(result))

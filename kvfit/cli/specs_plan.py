@@ -11,7 +11,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from ..errors import Problem
-from ..specs.lint import case_argv as argv
+from .specs_lint import case_argv as argv
 
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\]]+)\])?")
 
@@ -65,11 +65,11 @@ def _line_of(lines: list[str], case: str, key: str | None) -> tuple[int, str]:
 
 def check_cases(items: list[tuple[Path, str, dict]]) -> list[Problem]:
     """Plan every case of each (cases.yaml, its display name, its cases) with the specs of the
-    checkout holding it (a worker process, kvfit.specs.diff.run_worker); a problem at
+    checkout holding it (a worker process, kvfit.cli.specs_diff.run_worker); a problem at
     cases.yaml's line for every expectation that fails."""
     import tempfile
 
-    from ..specs.diff import collect, materialize, run_worker
+    from .specs_diff import collect, materialize, run_worker
 
     problems: list[Problem] = []
     by_root: dict[Path, list] = {}

@@ -1,7 +1,7 @@
 """`kvfit specs new MODEL_TYPE --from CONFIG`: a spec skeleton read off one real config.
 
 Writes specs/architectures/<model_type>.yaml (matchers and fields from the config, each field
-naming the config keys it saw), pins the config (kvfit.specs.pin) and writes a cases.yaml
+naming the config keys it saw), pins the config (kvfit.cli.specs_pin) and writes a cases.yaml
 stub whose expected numbers are left for the contributor to derive by hand. The skeleton
 models dense attention that keeps K and V of every token on every layer; anything else
 (windows, latent caches, recurrent state) is for the contributor to write.
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
-from .pin import pin, project_root
+from .specs_pin import pin, project_root
 
 # Canonical field -> the config keys that commonly carry it, in the order they are tried.
 ALIASES = {

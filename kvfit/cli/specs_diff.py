@@ -168,7 +168,7 @@ def changed_specs(before: dict[str, str], after: dict[str, str], sides) -> set[s
 
 def models(tree: Path) -> list[dict]:
     """Every case and corpus config, as {id, model (path), argv, label}."""
-    from .lint import case_argv as argv
+    from .specs_lint import case_argv as argv
 
     out = []
     for cases_file in sorted((tree / "tests" / "architectures").glob("*/cases.yaml")):
@@ -271,7 +271,7 @@ def model_changes(a: dict, b: dict) -> list[str]:
 
 def diff(base: str, head: str | None = None, repo: Path | None = None) -> dict:
     """The comparison, as JSON-ready data."""
-    from .pin import project_root
+    from .specs_pin import project_root
 
     repo = repo or project_root()
     with tempfile.TemporaryDirectory(prefix="kvfit-specs-diff-") as tmp:
@@ -303,7 +303,7 @@ def diff(base: str, head: str | None = None, repo: Path | None = None) -> dict:
                 moved_dirs.add(Path(j["model"]).resolve().relative_to(tree.resolve()).as_posix()
                                if Path(j["model"]).resolve().is_relative_to(tree.resolve())
                                else j["model"])
-        from .diff_views import agrees, engine_jobs
+        from .specs_diff_views import agrees, engine_jobs
 
         ejobs = engine_jobs(tree, moved_dirs)
         ea, eb = plan_both(base_root, head_root, ejobs)

@@ -19,8 +19,8 @@ from pathlib import Path
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
-    from .architecture import Architecture
-    from .loader import Doc
+    from ..specs.architecture import Architecture
+    from ..specs.loader import Doc
 
 
 @dataclass(frozen=True, slots=True)
