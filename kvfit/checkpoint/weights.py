@@ -29,7 +29,7 @@ def _index_total(index: dict) -> int:
 
 
 def _counted(meta: Metadata) -> Weights:
-    from ..hub.artifacts import choose_weight_files
+    from .artifacts import choose_weight_files
 
     chosen, why = choose_weight_files(meta.files, meta.selected_artifact,
                                       index=meta.safetensors_index)

@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ..checkpoint.artifacts import bytes_by_kind, missing_layers, split_set
 from ..checkpoint.metadata import FileEntry, Metadata
 from ..errors import ConfigError
-from .artifacts import bytes_by_kind, missing_layers, split_set
 from .gguf_config import synthesize_config
 from .gguf_header import GgufHeader, read_local_gguf
 from .reference import Reference

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..checkpoint.artifacts import bytes_by_kind, choose_weight_files
 from ..checkpoint.metadata import FileEntry, Metadata
 from ..errors import ConfigError, HubError
-from .artifacts import bytes_by_kind, choose_weight_files
 from .cache import MetadataCache
 from .reference import Reference
 from .snapshot import Snapshot, fetch_snapshot, load_snapshot
@@ -46,7 +46,7 @@ def resolve_online(ref: Reference, client: HubClient, read_headers: bool) -> Met
 
 def single_gguf(ref: Reference) -> bool:
     """A hub-artifact reference to one unsplit .gguf file (read by gguf_direct, no listing)."""
-    from .artifacts import SPLIT_RE
+    from ..checkpoint.artifacts import SPLIT_RE
 
     return ref.kind == "hub-artifact" and _is_gguf(ref.path) and SPLIT_RE.search(ref.path) is None
 

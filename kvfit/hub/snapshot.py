@@ -100,7 +100,7 @@ def compact_index(index: dict[str, Any] | None) -> dict[str, Any] | None:
     weight map (GLM-5.3) then costs kilobytes to keep and to read back from the cache."""
     if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
         return index
-    from .artifacts import LAYER_PATTERN
+    from ..checkpoint.artifacts import LAYER_PATTERN
     kept: dict[str, Any] = {}
     seen: set = set()
     for name, shard in index["weight_map"].items():
@@ -120,7 +120,7 @@ def _needs_index(files: tuple[FileEntry, ...]) -> bool:
 
 def index_left_unread(files: tuple[FileEntry, ...]) -> str | None:
     """Why the listed index cannot change the answer (so it is not read), or None."""
-    from .artifacts import complete_split_set
+    from ..checkpoint.artifacts import complete_split_set
 
     if not _needs_index(files):
         return None

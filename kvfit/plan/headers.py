@@ -10,8 +10,8 @@ from ..errors import ConfigError, UsageError
 
 
 def _local_tensors(meta: Metadata, folder: Path) -> tuple[dict[str, int], Counter, str]:
-    from ..hub.artifacts import choose_weight_files, read_safetensors_headers
-    from ..hub.safetensors_header import local_reader
+    from ..checkpoint.artifacts import choose_weight_files
+    from ..hub.safetensors_header import local_reader, read_safetensors_headers
 
     chosen, _ = choose_weight_files(meta.files, meta.selected_artifact,
                                     index=meta.safetensors_index)
@@ -29,7 +29,7 @@ def _local_tensors(meta: Metadata, folder: Path) -> tuple[dict[str, int], Counte
 
 def verify(meta: Metadata, n_layers: int, folder: Path | None) -> dict:
     """The `headers` report section; raises when a declared layer has no tensors."""
-    from ..hub.artifacts import missing_layers
+    from ..checkpoint.artifacts import missing_layers
 
     if folder is not None and folder.is_dir():
         sizes, dtypes, source = _local_tensors(meta, folder)
@@ -52,7 +52,7 @@ def index_coverage_warning(meta: Metadata, n_layers: int, warnings: list[str]) -
     index = meta.safetensors_index
     if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
         return
-    from ..hub.artifacts import check_index_covers_layers
+    from ..checkpoint.artifacts import check_index_covers_layers
 
     missing = check_index_covers_layers(index, n_layers)
     if missing:

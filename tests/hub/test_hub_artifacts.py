@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kvfit.checkpoint.artifacts import check_index_covers_layers, choose_weight_files, missing_layers
 from kvfit.checkpoint.metadata import FileEntry as F
 from kvfit.errors import ConfigError, UsageError
-from kvfit.hub.artifacts import check_index_covers_layers, choose_weight_files, missing_layers
 
 LLAMA_LIKE = [F("config.json", 900), F("model-00001-of-00002.safetensors", 5_000),
               F("model-00002-of-00002.safetensors", 3_000), F("model.safetensors.index.json", 20),

@@ -7,9 +7,9 @@ import json
 import pytest
 from hubserver.repos import FIXTURES
 
+from kvfit.checkpoint.artifacts import choose_weight_files
 from kvfit.errors import HubError, UsageError
 from kvfit.hub import parse_reference, resolve
-from kvfit.hub.artifacts import choose_weight_files
 
 OLD, NEW = "1" * 40, "2" * 40
 

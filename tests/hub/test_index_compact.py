@@ -8,8 +8,8 @@ import json
 
 from hubserver.repos import QWEN3_CONFIG
 
+from kvfit.checkpoint.artifacts import check_index_covers_layers
 from kvfit.hub import parse_reference, resolve
-from kvfit.hub.artifacts import check_index_covers_layers
 from kvfit.hub.snapshot import compact_index
 
 LAYERS = json.loads(QWEN3_CONFIG)["num_hidden_layers"]

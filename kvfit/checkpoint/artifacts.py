@@ -13,20 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError, UsageError
+from .metadata import FileEntry
 
 __all__ = ["bytes_by_kind", "check_index_covers_layers", "choose_weight_files",
            "complete_split_set", "missing_layers", "split_set"]
 
-
-def __getattr__(name: str):
-    """TensorHeader and read_safetensors_headers load with their module on first use (a plan
-    that reads no weight header does not import the safetensors header reader)."""
-    if name in ("TensorHeader", "read_safetensors_headers"):
-        from . import safetensors_header
-        return getattr(safetensors_header, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # A split GGUF / sharded safetensors part: <stem>-00001-of-00003.gguf
 SPLIT_RE = re.compile(r"-(\d{5})-of-(\d{5})\.(gguf|safetensors)$", re.IGNORECASE)
