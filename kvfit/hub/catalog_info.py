@@ -1,6 +1,7 @@
-"""What the offline catalog holds, read for `kvfit catalog` and `kvfit fit`: one row per entry,
-the nearest ids to a miss, ids known to be missing (kvfit/hub/catalog_missing.yaml), and the
-quantized siblings of an entry (other entries of the same base model)."""
+"""What the offline catalog holds, read for `kvfit catalog`, `kvfit fit` and offline misses: the
+nearest ids to a miss, ids known to be missing (kvfit/hub/catalog_missing.yaml), the
+`--family` keys and the quantized siblings of an entry (other entries of the same base model).
+An entry's row with its planned weights is built by the command (kvfit.cli.catalog_cmd)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .catalog import catalog_file, catalog_repo_ids, load_entry
+from .catalog import catalog_file, catalog_repo_ids
 
 # Name suffixes that mark a quantized or re-typed copy of a base model (Qwen3-32B-FP8,
 # DeepSeek-V4-Flash-NVFP4-FP8, Llama-4-Scout-17B-16E-Instruct-FP8-dynamic, ...-BF16).
@@ -95,75 +96,3 @@ def family_keys(repo_id: str) -> set[str]:
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     keys = {repo_id.partition("/")[0], config.get("model_type"), text.get("model_type")}
     return {str(k).casefold() for k in keys if k}
-
-
-def _quant_label(q: dict[str, Any]) -> str:
-    """One short phrase for the weights' declared quantization."""
-    algo = q.get("weight_algorithm")
-    if not algo:
-        return "none declared"
-    block = q.get("block_size")
-    text = algo + (f" {'x'.join(str(b) for b in block)} blocks" if block else "")
-    text += " (some modules excluded)" if q.get("mixed") else ""
-    return text + (f", KV {q['kv_cache']} declared" if q.get("kv_cache") else "")
-
-
-def _origin(record: dict[str, Any]) -> str:
-    o = record.get("pinned_from")
-    if o is None:
-        return "derived by a tool (not copied)"
-    return f"{o['host']}/{o['repo']}/{o['path']}@{o['commit']}"
-
-
-def describe(repo_id: str) -> dict[str, Any]:
-    """One entry as `kvfit catalog` shows it (weights' basis: the plan's own weight count)."""
-    from ..checkpoint.quant import summarize
-    from .catalog import lookup_catalog
-
-    entry = load_entry(repo_id)
-    config = _config(entry["repo_id"])
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
-    quant = summarize(lookup_catalog(entry["repo_id"])).to_json()
-    archs = config.get("architectures") or text.get("architectures") or [None]
-    return {
-        "repo_id": entry["repo_id"], "aliases": entry.get("aliases", []),
-        "architecture": archs[0], "model_type": config.get("model_type"),
-        "text_model_type": text.get("model_type"),
-        "quantization": _quant_label(quant), "quantization_summary": quant,
-        "weights": _weights(entry),
-        "hf_revision": entry["hf_revision"],
-        "revision": entry["hf_revision"] or "Hub revision unknown",
-        "files": [{"file": f["file"], "bytes": f["bytes"], "sha256": f["sha256"],
-                   "fidelity": f["fidelity"], "pinned_from": f["pinned_from"],
-                   "source": _origin(f)} for f in entry["snapshot"]],
-        "siblings": siblings(entry["repo_id"]),
-        "notes": entry.get("notes", []),
-    }
-
-
-def _weights(entry: dict[str, Any]) -> dict[str, Any]:
-    """The weights' basis as a plan counts them (kvfit.plan.build's own weight count) from the
-    catalog's metadata, without hardware."""
-    if entry.get("total_size") is not None:
-        return {"basis": "index", "bytes": entry["total_size"],
-                "detail": "metadata.total_size of the pinned model.safetensors.index.json"}
-    from .. import dtypes
-    from ..errors import KvfitError
-    from ..plan.build import _weights as plan_weights
-    from ..plan.request import PlanRequest
-    from ..plan.sections import quant_section
-    from ..state.resolve import resolve_architecture
-    from .catalog import lookup_catalog
-
-    meta = lookup_catalog(entry["repo_id"])
-    try:
-        res = resolve_architecture(meta.config)
-        model = dtypes.model_dtype(meta.config, res.root, res.root_name)
-        weights, _ = plan_weights(PlanRequest(model=entry["repo_id"]), meta, res,
-                                  quant_section(meta, []),
-                                  model.bytes if model else dtypes.WIDTHS["bf16"], [])
-    except KvfitError as exc:
-        return {"basis": "not planned", "bytes": None, "detail": exc.message}
-    basis = {"config estimate": "estimate", "unknown": "unknown"}.get(weights.source,
-                                                                       weights.source)
-    return {"basis": basis, "bytes": weights.bytes, "detail": weights.detail}
