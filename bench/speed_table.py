@@ -57,10 +57,10 @@ CATALOG = ["Qwen/Qwen2.5-0.5B", "--offline", "--context", "32k"]
 IN_PROCESS_PLAN = [*CATALOG, "--hardware", "h100-80", "--gpus", "8"]
 IN_PROCESS = f"""
 import statistics, sys, time
-from kvfit.cli.main import _request
+from kvfit.cli.request import request_from
 from kvfit.cli.plan_args import build_parser
 from kvfit.plan.build import plan
-req = _request(vars(build_parser().parse_args({IN_PROCESS_PLAN!r})))
+req = request_from(vars(build_parser().parse_args({IN_PROCESS_PLAN!r})))
 plan(req)
 times = []
 for _ in range(int(sys.argv[1])):

@@ -106,7 +106,7 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
     from contextlib import redirect_stderr
     from unittest import mock
 
-    from kvfit.cli.main import _request, verdict_code
+    from kvfit.cli.request import request_from, verdict_code
     from kvfit.errors import KvfitError
     from kvfit.plan import build
     from kvfit.report.jsonout import render_json
@@ -125,7 +125,7 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
     ns = vars(_parser().parse_args([str(a) for a in args]))
     try:
         with redirect_stderr(err), mock.patch.object(build, "load_metadata", load_metadata):
-            report = build.plan(_request(ns), meta=_checkpoint(directory))
+            report = build.plan(request_from(ns), meta=_checkpoint(directory))
     except KvfitError as exc:
         return 2, "", exc.message
     return verdict_code(report), render_json(report), err.getvalue()

@@ -71,11 +71,12 @@ def test_man_page_documents_every_flag_and_subcommand_of_the_parsers():
 
 def test_exit_status_lists_the_real_codes():
     from kvfit.cli import main as cli_main
+    from kvfit.cli import request
     from kvfit.cli.helptext import EXIT_CODES
     from kvfit.errors import KvfitError
 
     codes = [c for c, _ in EXIT_CODES]
-    real = {cli_main.FITS, cli_main.NOT_MET, cli_main.NOT_JUDGED, KvfitError.exit_code,
+    real = {request.FITS, request.NOT_MET, request.NOT_JUDGED, KvfitError.exit_code,
             cli_main.INTERNAL_ERROR, 3, 4, 130}    # 3: preflight/section.py; 4: calibrate
     assert set(codes) == real
     block = MAN.split(".SH EXIT STATUS", 1)[1].split(".SH ", 1)[0]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvfit.cli.main import _request
 from kvfit.cli.plan_args import build_parser
+from kvfit.cli.request import request_from
 
 from conftest import run_cli
 
@@ -60,7 +60,7 @@ def test_the_preset_own_model_keeps_its_weight_gib():
 def _req(tmp_path, text: str, *argv: str):
     preset = tmp_path / "p.toml"
     preset.write_text(text)
-    return preset, _request(vars(build_parser().parse_args([str(preset), *argv])))
+    return preset, request_from(vars(build_parser().parse_args([str(preset), *argv])))
 
 
 def test_command_line_tp_beats_the_preset_engine_tp_and_says_so(tmp_path, capsys):

@@ -95,10 +95,10 @@ def _check_target(flags: list[str]) -> None:
     """Refuse a bad target once (exit 2), not once per checkpoint."""
     from ..plan.context import parse_context
     from ..plan.systems import from_request
-    from .main import _request
     from .plan_args import build_parser
+    from .request import request_from
 
-    req = _request(vars(build_parser().parse_args(["target", *flags])))
+    req = request_from(vars(build_parser().parse_args(["target", *flags])))
     if from_request(req) is None:
         raise UsageError("kvfit fit needs the hardware to plan on: --hardware ID|auto "
                          "[--gpus N] or --system ID [--nodes N].",
@@ -149,6 +149,8 @@ def _progress():
 def run(argv: list[str]) -> int:
     from ..plan.fit import run as run_fit
     from .fit_text import render
+    from .plan_args import build_parser
+    from .request import request_from, verdict_code
 
     ns = parser().parse_args(argv)
     hardware, seen = _auto(ns)
@@ -156,7 +158,9 @@ def run(argv: list[str]) -> int:
     _check_target(flags)
     cands = candidates(ns)
     progress = None if ns.json else _progress()
-    result = run_fit(cands, flags, progress)
+    plan_parser = build_parser()
+    result = run_fit(cands, lambda model: request_from(vars(plan_parser.parse_args([model, *flags]))),
+                     verdict_code, progress)
     if progress is not None:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr, flush=True)
     result = {"fit_version": 1, "plan_flags": flags, "detected_hardware": seen,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ..errors import KvfitError
+from .request import planned, request_from, verdict_code
 
 # name -> (module, its entry `run(argv) -> exit code`, its parser builder). main() dispatches
 # through this table and the man page (kvfit/cli/manpage.py) documents every entry from its
@@ -66,57 +66,6 @@ def _list_systems(as_json: bool) -> int:
     return 0
 
 
-def _request(ns: dict):
-    """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset
-    (kvfit.cli.preset.merge: the command line wins, and says so)."""
-    from ..plan.request import PlanRequest, normalize_tp
-    from ..plan.spellings import resolve
-
-    knobs = resolve(ns)
-    values: dict = {}
-    preset = ns.pop("config", None)
-    model = ns.get("model")
-    if preset is None and model and model.endswith(".toml"):
-        preset = ns.pop("model")
-    origins: dict = {}
-    if preset:
-        from . import preset as presets
-        loaded, origins = presets.read_preset(Path(preset))
-        cli = ns | {k: v for k, v in knobs.items() if v not in (None, {}, [])}
-        values |= presets.merge(Path(preset), loaded, origins, cli)
-        values["input_config"] = preset
-        with presets.explained(origins, cli, values):
-            return _build(PlanRequest, normalize_tp, values, ns, knobs, origins)
-    return _build(PlanRequest, normalize_tp, values, ns, knobs, origins)
-
-
-def _build(request, normalize_tp, values: dict, ns: dict, knobs: dict, origins: dict):
-    values |= ns
-    values |= {k: v for k, v in knobs.items() if v is not None or k not in values}
-    req = request(**normalize_tp(values))
-    req.origins = {k: v for k, v in origins.items() if k not in ns}
-    return req
-
-
-def _planned(req, run):
-    """run() with errors about a preset's value naming its key and file:line."""
-    if not req.origins:
-        return run()
-    from .preset import explained
-    with explained(req.origins, {}, vars(req)):
-        return run()
-
-
-# Exit codes of a plan (documented in the README and `kvfit --help`).
-FITS, NOT_MET, NOT_JUDGED = 0, 1, 5
-
-
-def verdict_code(report: dict) -> int:
-    """0 the target fits; 1 it does not (or nothing fits); 5 the fit could not be judged
-    (weights unknown, or no hardware given: a state-only report)."""
-    return {True: FITS, False: NOT_MET}.get(report["fits"], NOT_JUDGED)
-
-
 def run_plan(argv: list[str], started: float | Callable[[], float] | None = None) -> int:
     """One plan; `started` (a time.monotonic() reading, or a function giving it when the Hub
     is first needed) is when --timeout starts counting."""
@@ -131,10 +80,10 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
     if "sweep" in ns or "plot" in ns:
         from .sweep_cmd import run_sweep
         return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
-    req = _request(ns)
+    req = request_from(ns)
     from ..plan.build import plan
     req.hub_started = started
-    report = _planned(req, lambda: plan(req))
+    report = planned(req, lambda: plan(req))
     if req.json:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report))

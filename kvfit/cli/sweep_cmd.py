@@ -12,21 +12,21 @@ import sys
 
 def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
     from ..plan import sweep
-    from .main import _planned, _request, verdict_code
+    from .request import planned, request_from, verdict_code
 
     target = None
     if plot is not None:
         from ..report.plot import check_target
         target = check_target(plot)
     flags = set(ns)
-    req = _request(ns)
+    req = request_from(ns)
     axes = sweep.parse_axes(specs, flags, vars(req)) if specs else []
     if axes:
-        report = _planned(req, lambda: sweep.run(req, axes))
+        report = planned(req, lambda: sweep.run(req, axes))
         cells, code = report["sweep"]["cells"], report["sweep"]["exit_code"]
     else:
         from ..plan.build import plan
-        report = _planned(req, lambda: plan(req))
+        report = planned(req, lambda: plan(req))
         cells, code = [sweep.cell_result(report, {})], verdict_code(report)
         if "engine_check" in report:
             from ..preflight import exit_code

@@ -1,10 +1,10 @@
 """`kvfit fit`: plan many checkpoints on one target with the single plan's own code path.
 
 Every candidate is planned by kvfit.plan.build.plan() from the request the single-plan CLI
-builds (kvfit.cli.main._request) out of the same plan flags, so each row can be checked by
-running `kvfit MODEL <the same flags>`. Nothing here computes a capacity of its own: the rows
-read the report's recommended layout (kvfit.plan.layouts.recommended_layout), its verdict
-(kvfit.cli.main.verdict_code) and its weights section.
+builds out of the same plan flags (the CLI hands run() its request builder), so each row can be
+checked by running `kvfit MODEL <the same flags>`. Nothing here computes a capacity of its own:
+the rows read the report's recommended layout (kvfit.plan.layouts.recommended_layout), its
+verdict (the single plan's exit code, also handed in) and its weights section.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import KvfitError
 from ..textsafe import safe
+from .request import PlanRequest
 
 FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED = "fits", "does not fit", "not judged", "refused"
 STATUSES = (FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED)
@@ -91,27 +92,26 @@ def _rank(row: dict) -> tuple:
     return (-(row["max_sequences"] or 0), w if w is not None else float("inf"), row["model"])
 
 
-def run(cands: list[Candidate], plan_flags: list[str],
+def run(cands: list[Candidate], request_for: Callable[[str], PlanRequest],
+        verdict: Callable[[dict], int],
         progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """Plan every candidate with `plan_flags` (single-plan flags after the model); rows by
-    status, the fitting ones best first."""
-    from ..cli.main import _request, verdict_code
-    from ..cli.plan_args import build_parser
+    """Plan every candidate with the request request_for(model) makes (the single plan's flags
+    after the model); verdict(report) is the single plan's exit code. Rows by status, the
+    fitting ones best first."""
     from .build import plan
 
-    parser = build_parser()
     rows, target = [], None
     for i, cand in enumerate(cands):
         if progress is not None:
             progress(i, len(cands), cand.model)
         try:
-            req = _request(vars(parser.parse_args([cand.model, *plan_flags])))
+            req = request_for(cand.model)
             # suggestions ("what would fit") change no number of the row; not asked for here
             report = plan(replace(req, suggest=False))
         except KvfitError as err:
             rows.append(refused_row(cand, err))
             continue
-        rows.append(row_of(cand, report, verdict_code(report)))
+        rows.append(row_of(cand, report, verdict(report)))
         target = target or target_of(report)
     by = {s: sorted((r for r in rows if r["status"] == s), key=_rank) for s in STATUSES}
     return {"target": target, "planned": len(rows), "counts": {s: len(by[s]) for s in STATUSES}, "rows": by}

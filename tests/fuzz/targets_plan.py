@@ -50,7 +50,7 @@ def _numbers(doc, path=""):
 
 def check_report(report: dict) -> str:
     """The invariants of one plan report; returns its verdict code as text."""
-    from kvfit.cli.main import verdict_code
+    from kvfit.cli.request import verdict_code
     from kvfit.report.jsonout import render_json
     from kvfit.report.text import render_text
 
@@ -103,13 +103,13 @@ def plan_argv(argv: list[str]) -> str:
     """Plan ARGV in-process. An engine check ([engine] check, --check-engine) is validated
     (kvfit.preflight.options) but not run: it starts the engine's own Python, which is the
     engine's input, not kvfit's (and a process start per case)."""
-    from kvfit.cli.main import _request
     from kvfit.cli.plan_args import build_parser
+    from kvfit.cli.request import request_from
     from kvfit.plan.build import plan
     from kvfit.preflight.options import engine_check
 
     with redirect_stderr(io.StringIO()):
-        req = _request(vars(build_parser().parse_args(argv)))
+        req = request_from(vars(build_parser().parse_args(argv)))
         if req.check_engine is not None:
             engine_check(req)
             req.check_engine = None
