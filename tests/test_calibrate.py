@@ -486,10 +486,10 @@ def test_dual_spark_example_dry_run():
 def test_kvfit_calibrate_console_script(tmp_path):
     import subprocess
     text = (ROOT / "pyproject.toml").read_text()
-    assert 'kvfit-calibrate = "kvfit.calibrate.cli:entry"' in text
+    assert 'kvfit-calibrate = "kvfit.cli.calibrate_cmd:entry"' in text
     example = ROOT / "examples" / "calibration-dual-spark.toml"
     script = ("import sys; sys.argv = ['kvfit-calibrate', sys.argv[1], '--dry-run']; "
-              "from kvfit.calibrate.cli import entry; entry()")
+              "from kvfit.cli.calibrate_cmd import entry; entry()")
     proc = subprocess.run([sys.executable, "-c", script, str(example)], capture_output=True,
                           text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -44,11 +44,10 @@ class Deployment:
     engine_prediction: dict | None = None
 
 
-def load(path: Path) -> tuple[dict, config.Calibration]:
-    """(plan request values, Calibration) from a preset that has a [calibration] table."""
-    from ..cli.preset import load_preset
-
-    values = load_preset(path, for_calibration=True)
+def load(path: Path, values: dict) -> tuple[dict, config.Calibration]:
+    """(plan request values, Calibration) from a preset that has a [calibration] table; values
+    are its request keys as the front end read them (kvfit.cli.preset.load_preset)."""
+    values = dict(values)
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8")).get("calibration")
     except (OSError, tomllib.TOMLDecodeError):   # load_preset already reported these

@@ -15,8 +15,8 @@ SUBCOMMANDS = {
     "specs": ("kvfit.cli.specs_cmd", "run", "build_parser"),
     "hardware": ("kvfit.cli.hardware_cmd", "run", "parser"),
     "explain-log": ("kvfit.cli.explain_log", "run", "build_parser"),
-    "calibrate": ("kvfit.calibrate.cli", "run", "build_parser"),
-    "audit": ("kvfit.audit.cli", "run", "build_parser"),
+    "calibrate": ("kvfit.cli.calibrate_cmd", "run", "build_parser"),
+    "audit": ("kvfit.cli.audit_cmd", "run", "build_parser"),
     "fit": ("kvfit.cli.fit_cmd", "run", "parser"),
     "catalog": ("kvfit.cli.catalog_cmd", "run", "parser"),
 }

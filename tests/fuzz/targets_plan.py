@@ -151,7 +151,7 @@ def preset_toml(case: tuple[str, str]) -> str:
 
 def _calibrate(path: Path) -> str:
     from kvfit.calibrate import deploy
-    from kvfit.calibrate.cli import run
+    from kvfit.cli.calibrate_cmd import run
 
     _, cal = deploy.load(path)
     _finite_fields(cal, "calibration")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli.plan_args import Parser, add_offline
+from .plan_args import Parser, add_offline
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,8 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str]) -> int:
-    from .config import load_frontier
-    from .run import run as run_audit
+    from ..audit.config import load_frontier
+    from ..audit.run import run as run_audit
 
     args = build_parser().parse_args(argv)
     frontier = load_frontier(Path(args.file))
@@ -35,12 +35,12 @@ def run(argv: list[str]) -> int:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report))
     else:
-        from .render import render_text
+        from ..audit.render import render_text
         sys.stdout.write(render_text(report))
     return 0 if report["passed"] else 1
 
 
 def entry() -> None:
     """Console script `kvfit-audit`."""
-    from ..cli.main import main
+    from .main import main
     sys.exit(main(["audit", *sys.argv[1:]]))

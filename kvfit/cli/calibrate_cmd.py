@@ -9,9 +9,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..calibrate import config, deploy, points, procs, qualify, report, sweep, text
+from ..calibrate.bench import Session, command, point_values
 from ..errors import KvfitError, UsageError
-from . import config, deploy, points, procs, qualify, report, sweep, text
-from .bench import Session, command, point_values
+from .preset import load_preset
 
 EPILOG = """\
 exit codes:
@@ -31,7 +32,7 @@ NOT_CALIBRATED = 4      # the sweep ran but did not calibrate (README exit-code 
 
 def build_parser() -> argparse.ArgumentParser:
     """The calibrate parser (also documented in the man page)."""
-    from ..cli.plan_args import Formatter, Parser, add_offline
+    from .plan_args import Formatter, Parser, add_offline
     p = Parser(prog="kvfit calibrate", formatter_class=Formatter,
                epilog=EPILOG, description="Measure a planned deployment on the serving host: "
                "launch the engine (or attach to it), run the engine's own serving benchmark "
@@ -67,7 +68,7 @@ def _dry_run(path, cal, dep, pts, how, notes, key) -> dict:
     values = sweep.base_values(cal, dep, pts)
     srv = None
     if cal.mode == "launch":
-        from . import server
+        from ..calibrate import server
         argv, source, _ = server.command(cal, dep, values, rules, key)
         srv = {"command": argv, "source": source, "log": None, "pid": None, "kept": False,
                "ready_after_s": None, "preflight": None}
@@ -83,7 +84,7 @@ def _dry_run(path, cal, dep, pts, how, notes, key) -> dict:
 
 
 def _names(cal, rules) -> dict:
-    from .metrics import names
+    from ..calibrate.metrics import names
     return names(cal.engine, rules)
 
 
@@ -92,7 +93,7 @@ def _measure(path, cal, dep, pts, how, notes, key, shown, quiet=False) -> dict:
     run = {"workdir": work, "key": key, "warnings": [], "rules": None,
            "values": sweep.base_values(cal, dep, pts)}
     if cal.mode == "attach" and not cal.benchmark_command:
-        from .server import ensure_python
+        from ..calibrate.server import ensure_python
         ensure_python(cal.python)
     try:
         with procs.terminate_as_interrupt():
@@ -120,7 +121,7 @@ def run(argv: list[str]) -> int:
     if ns.output and not ns.dry_run and not Path(ns.output).absolute().parent.is_dir():
         raise UsageError(f"--output {ns.output}: the folder {Path(ns.output).parent} does not "
                          "exist.")
-    values, cal = deploy.load(path)
+    values, cal = deploy.load(path, load_preset(path, for_calibration=True))
     if ns.offline:
         values["offline"] = True
     secrets: dict = {}
@@ -160,6 +161,6 @@ def not_calibrated(reasons: list[str]) -> str:
 
 def entry() -> None:
     """Console script `kvfit-calibrate`: the same as `kvfit calibrate`."""
-    from ..cli.main import entry as kvfit_entry
+    from .main import entry as kvfit_entry
     sys.argv = [sys.argv[0], "calibrate", *sys.argv[1:]]
     kvfit_entry()
