@@ -152,8 +152,9 @@ def preset_toml(case: tuple[str, str]) -> str:
 def _calibrate(path: Path) -> str:
     from kvfit.calibrate import deploy
     from kvfit.cli.calibrate_cmd import run
+    from kvfit.cli.preset import load_preset
 
-    _, cal = deploy.load(path)
+    _, cal = deploy.load(path, load_preset(path, for_calibration=True))
     _finite_fields(cal, "calibration")
     _check(all(getattr(cal, k) <= 7 * 86_400 for k in ("startup_timeout", "request_timeout",
                                                        "metrics_interval")), "a timeout past a week")
