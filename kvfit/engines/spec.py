@@ -12,12 +12,9 @@ from dataclasses import field
 from functools import cache
 
 from ..errors import UsageError
-from ..paths import specs_dir
 from ..records import record
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
-
-ENGINES = ("vllm", "sglang")
 
 
 def parse_version(text: str):
@@ -162,9 +159,11 @@ class Rules:
 @cache
 def load_spec(engine: str) -> dict:
     """The validated spec document of `engine` (SpecError with file:line:col if invalid)."""
-    if engine not in ENGINES:
-        raise UsageError(f"unknown engine {engine!r}.", hint="Choose vllm or sglang.")
-    path = specs_dir("engines") / f"{engine}.yaml"
+    from . import names, spec_path
+
+    path = spec_path(engine)
+    if path is None:
+        raise UsageError(f"unknown engine {engine!r}.", hint=f"Choose {' or '.join(names())}.")
     doc, problems, key = load_checked(path, "engine.v1.schema.json")   # cached when valid
     if doc is None or problems:
         from ..errors import SpecError
@@ -178,7 +177,9 @@ def parse_engine(text: str) -> tuple[str, str | None]:
     """'vllm@0.33.0' -> ('vllm', '0.33.0'); 'sglang' -> ('sglang', None)."""
     name, _, version = str(text).partition("@")
     name = name.strip().lower()
-    if name not in ENGINES:
+    from . import spec_path
+
+    if spec_path(name) is None:
         raise UsageError(f"--engine {text!r}: unknown engine.", hint="Use vllm or sglang, "
                          "optionally with @VERSION (vllm@0.33.0).")
     return name, (version.strip() or None)
