@@ -142,3 +142,16 @@ def test_a_plan_with_the_toy_engine_takes_its_capacity(toy):
 def test_nothing_in_plan_names_the_toy_engine():
     for path in (KVFIT / "plan").glob("*.py"):
         assert "toy" not in re.findall(r"[a-z]+", path.read_text(encoding="utf-8")), path
+
+
+def test_each_engine_reads_its_own_log_and_refuses_the_others():
+    from kvfit.engines import get
+    from kvfit.errors import UsageError
+
+    logs = ROOT / "tests" / "fixtures" / "engine_logs"
+    vllm_log = (logs / "vllm-0.19.0-codellama-7b-h100-tp1.log").read_text(encoding="utf-8")
+    sglang_log = (logs / "sglang-vunknown-qwen3-14b-rtxa6000.log").read_text(encoding="utf-8")
+    assert get("vllm").read_log(vllm_log).engine == "vllm"
+    assert get("sglang").read_log(sglang_log).engine == "sglang"
+    with pytest.raises(UsageError, match="not a vLLM one"):
+        get("vllm").read_log(sglang_log)

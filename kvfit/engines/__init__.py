@@ -55,6 +55,11 @@ def names() -> tuple[str, ...]:
             *(n for n in _REGISTERED if n not in found))
 
 
+def engine_choices() -> str:
+    """'--engine vllm or --engine sglang': every known engine, for hints."""
+    return " or ".join(f"--engine {n}" for n in names())
+
+
 def spec_path(name: str):
     """The spec file of engine `name`, or None when no such engine is known."""
     return _REGISTERED.get(name) or _builtin().get(name)

@@ -156,9 +156,14 @@ class Engine(ABC):
 
     # -- logs and the installed engine -----------------------------------------------------
     def read_log(self, text: str):
-        """The facts of one of its start-up logs (kvfit.engines.logparse.LogFacts)."""
+        """The facts of one of its start-up logs (kvfit.engines.logparse.LogFacts); UsageError
+        for another engine's log."""
         from .logparse import parse
-        return parse(text)
+        facts = parse(text)
+        if facts.engine != self.id:
+            from ..errors import UsageError
+            raise UsageError(f"this is a {facts.engine} start-up log, not a {self.title} one.")
+        return facts
 
     def probe_env(self, tmp, load: bool = False) -> dict:
         """Environment for its installed-engine probe: caches inside `tmp` unless the probe

@@ -1,6 +1,6 @@
 """The plan's one capacity model: the static counted-state bound, or an engine's prediction.
 
-With `--engine vllm|sglang` (or an engine-only flag, or `--print-command`), every layout's
+With `--engine ID` (vllm, sglang, ...; or an engine-only flag, or `--print-command`), every layout's
 `max_sequences`, `fits` and `reason` are the engine's: how many full-context requests the
 engine's own pool admits at once, per engine instance, times the instances of the layout. The
 static bound stays beside it in `layouts[].static`. Without an engine the static bound answers.
@@ -21,9 +21,6 @@ from dataclasses import field
 from ..records import record
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
-
-POINTER = ("weights + counted per-sequence state within the budget; add --engine vllm or "
-           "--engine sglang for the engine's own allocator")
 
 
 @record(frozen=True)
@@ -82,7 +79,10 @@ class Capacity:
     def section(self) -> dict:
         """The report's `capacity_model`."""
         if not self.engine:
-            return {"name": "static", "label": self.label, "detail": POINTER}
+            from ..engines import engine_choices
+            return {"name": "static", "label": self.label, "detail": "weights + counted "
+                    f"per-sequence state within the budget; add {engine_choices()} for the "
+                    "engine's own allocator"}
         return {"name": self.name, "label": self.label, "version": self.version,
                 "version_basis": self.version_basis, "selected_by": self.selected_by,
                 "detail": f"{self.eng.title}'s own pool: full-context sequences the engine "

@@ -140,6 +140,8 @@ def _select(out: dict, engine: str, why: str) -> str:
 def _choose_engine(opts: dict, used: list[str], aliases: dict, out: dict) -> str | None:
     """The engine that answers: --engine, else the one an engine-only flag or --print-command
     names; conflicting choices exit 2."""
+    from ..engines import engine_choices
+
     engine, cmd = opts["engine"], opts["print_command"]
     families = {}
     for dest in used:
@@ -164,11 +166,11 @@ def _choose_engine(opts: dict, used: list[str], aliases: dict, out: dict) -> str
     if len(families) > 1:
         listed = "; ".join(f"{_title(f)}: {', '.join(n)}" for f, n in families.items())
         raise UsageError(f"flags of two engines were given ({listed}).",
-                         hint="Pass --engine vllm or --engine sglang and only its flags.")
+                         hint=f"Pass {engine_choices()} and only its flags.")
     if families:
         fam, names = next(iter(families.items()))
         return _select(out, fam, f"{names[0]} (a {_title(fam)} flag; no --engine given)")
     if both:
         raise UsageError(f"{', '.join(both)} is an engine flag, and no engine was named.",
-                         hint="Add --engine vllm or --engine sglang.")
+                         hint=f"Add {engine_choices()}.")
     return None

@@ -72,7 +72,7 @@ def engine_check(req):
                  not in (None, False)]
         if given:
             raise UsageError(f"{', '.join(given)} only apply with --check-engine.",
-                             hint="Add --check-engine vllm|sglang|all.")
+                             hint=f"Add --check-engine {'|'.join(probed())}|all.")
         return None
     if req.check_engine not in (*probed(), "all"):
         raise UsageError(f"--check-engine {req.check_engine!r}: choose "
