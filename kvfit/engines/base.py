@@ -10,11 +10,10 @@ body are defaults an engine may keep (no such feature, no such text).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
-from ..records import record
 
-
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DpaProfile:
     """An engine's attention-DP + expert-parallel layout mode (`--parallelism <name>`).
 

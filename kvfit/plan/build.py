@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
-from ..records import record, replace
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -28,7 +27,7 @@ GIB = 1024**3
 REPORT_VERSION = 2
 
 
-@record
+@dataclass(slots=True)
 class Model:
     """Everything placements need about the checkpoint; `at(ctx)` re-counts the state."""
 

@@ -16,14 +16,13 @@ the engine refuses to start.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..records import record
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Capacity:
     """Which model answers, and what it needs besides a layout.
 
