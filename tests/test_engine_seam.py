@@ -155,3 +155,25 @@ def test_each_engine_reads_its_own_log_and_refuses_the_others():
     assert get("sglang").read_log(sglang_log).engine == "sglang"
     with pytest.raises(UsageError, match="not a vLLM one"):
         get("vllm").read_log(sglang_log)
+
+
+def test_a_bad_engine_spec_or_module_is_a_clear_error(tmp_path, monkeypatch):
+    from kvfit import engines
+    from kvfit.errors import SpecError, UsageError
+
+    text = (TOY / "toy.yaml").read_text(encoding="utf-8")
+    no_module = tmp_path / "nomodule.yaml"
+    no_module.write_text(text.replace("module: kvfit_toy_engine\n", ""), encoding="utf-8")
+    with pytest.raises(SpecError):
+        engines.register(no_module)
+    assert "toy" not in engines.names()
+    (tmp_path / "kvfit_empty_engine.py").write_text('"""Defines no ENGINE."""\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    empty = tmp_path / "toy.yaml"
+    empty.write_text(text.replace("kvfit_toy_engine", "kvfit_empty_engine"), encoding="utf-8")
+    engines.register(empty)
+    try:
+        with pytest.raises(UsageError, match="must import and define ENGINE|cannot be used"):
+            engines.get("toy")
+    finally:
+        engines.unregister("toy")
