@@ -11,9 +11,11 @@ from ..errors import UsageError
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
-from .cache_dtypes import cache_dtypes, uses_index
+from .cache_dtypes import cache_dtypes, cache_names
 from .capacity import Capacity
 from .context import parse_context
+from .draft import speculative_draft
+from .ownership import pinned_weights
 from .request import DEFAULT_UTILIZATION, PlanRequest
 from .sections import (
     architecture_section,
@@ -129,7 +131,8 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
             raise UsageError(f"--parallelism {req.parallelism!r}: choose "
                              f"{', '.join(('tp', *parallelisms()))}.")
     floor = ((quant or {}).get("runtime_floor_gib"), (quant or {}).get("runtime_floor_basis"))
-    weights, why_not = count_weights(meta, req.weight_gib, *floor), None
+    weights = pinned_weights(count_weights(meta, req.weight_gib, *floor), meta, res, req.model)
+    why_not = None
     memo: list = []
 
     def estimate():
@@ -168,9 +171,8 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
 
 
 def _judge(cap, quant, res, own, meta, model_bytes):
-    """The layout constraints of the engines (kvfit.plan.constraints) for this checkpoint; the
-    routed-expert bytes a padded shard is charged on come from the ownership, else the
-    config-shape estimate's routed rows."""
+    """The engines' layout constraints (kvfit.plan.constraints) for this checkpoint; a padded
+    shard's routed-expert bytes come from the ownership, else the estimate's routed rows."""
     from .constraints import judge_for
 
     def routed():
@@ -206,6 +208,7 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
                         utilization_basis="user" if stated else "kvfit default"), None
     from ..checkpoint.quant import summarize
     from ..engines import get, resolve_rules
+    from ..engines.quant_methods import check as check_quant
 
     eng = get(req.engine)
     rules, how = resolve_rules(req.engine, req.engine_version, req.engine_strict)
@@ -227,6 +230,7 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
         u, basis = eng.budget_utilization(rules)
         u = DEFAULT_UTILIZATION if u is None else u
     summary = summarize(meta).to_json()
+    check_quant(rules, summary, meta.config, flags)
     cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
                    None if eng.utilization_flag else req.utilization, req.engine_selected_by,
                    summary, budget_utilization=u, utilization_basis=basis)
@@ -268,8 +272,7 @@ def _capability(req: PlanRequest) -> str | None:
 
 def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
             ) -> tuple[Model, dict]:
-    """Read the checkpoint (unless `meta` is the one already read), match its spec and count
-    its state: (Model, report head)."""
+    """Read the checkpoint (unless `meta` was read), match its spec, count its state: (Model, head)."""
     meta = load_metadata(req) if meta is None else meta
     res = once(meta, ("resolution",), lambda: resolve_architecture(meta.config))
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
@@ -287,7 +290,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
                  lambda: evaluate_components(arch, fields, sets, ctx, names, layout))
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = tp_divides(arch, values)
-    caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())
+    caches = cache_names(kv, index, arch, comps, req.index_dtype, warnings)
     if cap.engine:
         from ..engines.state import architectures, model_head_size, vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
@@ -316,7 +319,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     }
     if headers is not None:
         head["headers"] = headers
-    return m, head
+    return m, head | speculative_draft(values, fields, comps)
 
 
 def state_sections(m: Model, comps: list, ctx: int) -> dict:
