@@ -224,11 +224,8 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     if req.mtp and not flags.get("num_speculative_tokens"):
         from .launch import mtp_tokens
         flags["num_speculative_tokens"] = mtp_tokens(req, res.fields)
-    if stated:
-        u, basis = req.utilization, "user"
-    else:
-        u, basis = eng.budget_utilization(rules)
-        u = DEFAULT_UTILIZATION if u is None else u
+    u, basis = (req.utilization, "user") if stated else eng.budget_utilization(rules)
+    u = DEFAULT_UTILIZATION if u is None else u             # None: kvfit's default
     summary = summarize(meta).to_json()
     check_quant(rules, summary, meta.config, flags)
     cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
