@@ -5,7 +5,8 @@ Static bound (no engine), on the device memory of the plan's basis:
   state     resident sequences per group x state per sequence per rank
   reserve   memory outside the utilization budget + --runtime-reserve-gib + engine padding
   free      the budget left over (less than one more sequence's state)
-With an engine that answered, the engine's own memory terms replace them:
+With an engine that answered, the engine's own memory terms replace them
+(kvfit.engines.base.Engine.memory_parts):
   vLLM      total = CUDA total; weights; engine overheads = activation peak + non-torch
             (CUDA context, NCCL) + CUDA graphs (when charged); state = the KV pool (available
             KV memory); reserve = total - requested (1 - utilization). vLLM sizes the pool as
@@ -22,11 +23,6 @@ from __future__ import annotations
 PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
 
 
-def _v(d: dict, key: str) -> int | None:
-    x = d.get(key)
-    return x.get("value") if isinstance(x, dict) else x
-
-
 def _bars(total: int, basis: str, **parts: int) -> dict:
     out = {k: int(parts.get(k) or 0) for k in PARTS}
     out["free"] = max(0, total - sum(out[k] for k in PARTS if k != "free"))
@@ -37,26 +33,11 @@ def _bars(total: int, basis: str, **parts: int) -> dict:
 
 def _engine(lay: dict, hw: dict) -> dict | None:
     e = lay.get("engine") or {}
-    if e.get("engine") == "vllm" and (mem := e.get("memory")):
-        total, requested = _v(mem, "total_bytes"), _v(mem, "requested_bytes")
-        if total is None or requested is None or _v(mem, "available_kv_bytes") is None:
-            return None
-        graphs = mem.get("cudagraph_bytes") or {}
-        over = (_v(mem, "activation_peak_bytes") or 0) + (_v(mem, "non_torch_bytes") or 0) + (
-            (graphs.get("value") or 0) if graphs.get("charged", True) else 0)
-        return _bars(total, f"vLLM {e.get('version')} memory terms (CUDA total)",
-                     weights=_v(mem, "weights_bytes"), state=_v(mem, "available_kv_bytes"),
-                     reserve=total - requested, engine_overheads=over)
-    if e.get("engine") == "sglang":
-        pool, free0, mfs = _v(e, "pool_bytes"), _v(e, "free_before_load_bytes"), _v(
-            e, "mem_fraction_static")
-        total = hw.get("memory_bytes_per_gpu")
-        if None in (pool, free0, mfs, total):
-            return None
-        over = int(free0 * (1 - mfs)) + max(0, total - free0)
-        return _bars(total, f"SGLang {e.get('version')} memory terms (device memory)",
-                     weights=_v(e, "weights_bytes"), state=pool, engine_overheads=over)
-    return None
+    from ..engines import get
+    parts = get(e["engine"]).memory_parts(e, hw) if e.get("engine") else None
+    if parts is None:
+        return None
+    return _bars(parts.pop("total"), parts.pop("basis"), **parts)
 
 
 def memory_bars(lay: dict, hw: dict) -> dict | None:
