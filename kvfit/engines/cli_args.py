@@ -111,7 +111,7 @@ def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> No
         g.add_argument("--engine-strict", action="store_true", default=S,
                        help="refuse an engine version newer than every range kvfit has rules "
                        "for (default: plan it with the newest rules, labelled extrapolated)")
-        from . import names
+        from .known import names
         g.add_argument("--print-command", default=S, choices=list(names()),
                        help="print the launch command for the recommended layout")
     rows = [(n, k, t) for n, k, _, t in _FLAGS]
@@ -154,7 +154,7 @@ def pop_engine_args(ns: dict) -> dict:
 
 def _mode(flag: str) -> str:
     """The --parallelism name of the engine mode `flag` selects (kvfit.engines.base.DpaProfile)."""
-    from . import engines
+    from .registry import engines
     return next(e.dpa.name for e in engines() if e.dpa and e.dpa.selected_by == flag)
 
 

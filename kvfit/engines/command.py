@@ -11,7 +11,6 @@ import shlex
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
-from ..report.words import count
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +117,13 @@ def _hosts(rules, spec: Launch, fill: dict, one: str) -> tuple[list[dict], list[
     cmd = cmds["launch"].format(**(fill | {"dp": local, "layout": _pieces(
         rules, replace(spec, dp=local), fill | {"dp": local})}))
     return ([{"host": r, "launch": cmd} for r in range(spec.hosts)],
-            [f"{count(spec.dp, 'replica')} over {spec.hosts} hosts: each host runs its own server "
-             f"with {count(local, 'replica')}; put a router in front"])
+            [f"{_replicas(spec.dp)} over {spec.hosts} hosts: each host runs its own server "
+             f"with {_replicas(local)}; put a router in front"])
+
+
+def _replicas(n: int) -> str:
+    """'1 replica', '16 replicas' (a command's note, written here below kvfit.report)."""
+    return f"{n:,} replica" + ("" if n == 1 else "s")
 
 
 def launch(engine: str, version: str | None, spec: Launch) -> dict:
@@ -128,7 +132,7 @@ def launch(engine: str, version: str | None, spec: Launch) -> dict:
     hosts: one {"host", "launch"} per host when the deployment spans several (the engine
     spec's `multinode` rule says whether it is one deployment with multi-node flags, or one
     server per host for replicas that fit a host)."""
-    from . import resolve_rules
+    from .registry import resolve_rules
 
     rules, how = resolve_rules(engine, version)
     spellings = {e["spelling"] for e in rules.dtypes}

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from . import predict_inputs, resolve_version
 from .common import GIB, MIB, Inputs
 from .logparse import LogFacts, parse
+from .registry import predict_inputs, resolve_version
 from .rows import rows_for
 from .spec import rules_for
 from .state import architectures, engine_state

@@ -196,10 +196,11 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
     """SGLang's start-up numbers for one attention-DP group at this TP size (under PP: every
     stage's, the binding one's on top, kvfit.engines.sglang_pp). mfs / slot: a PP stage's
     fraction and Mamba slot bytes, which the whole pipeline decides."""
-    if inp.stages:
-        from .sglang_pp import predict_stages
-        return predict_stages(predict, rules, flags, inp)
     attn_dp = int(flag(flags, "attn_dp_size", 1))
+    if inp.stages:       # the pipeline's fraction (tp x pp slack), the same on every stage
+        from .sglang_pp import predict_stages
+        return predict_stages(predict, rules, flags, inp,
+                              mem_fraction(rules, flags, inp, inp.visible_bytes // MIB, attn_dp))
     attn_tp = max(1, inp.tp // attn_dp)
     dsv4 = sglang_dsv4.rule(rules, inp)
     page, page_basis = sglang_dsv4.page(rules) if dsv4 else _page(rules, flags, inp)

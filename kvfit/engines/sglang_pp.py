@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .common import MIB, flag, num
+from .common import flag, num
 from .pages import layer_pages
 
 _MIN = "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3107-3115 (max_total_num_tokens " \
@@ -33,12 +33,10 @@ def _slot(inp, attn_tp: int) -> int:
                     if p.family == "recurrent") for st in inp.stages), default=0)
 
 
-def predict_stages(predict, rules, flags: dict, inp) -> dict:
-    """The binding stage's prediction, with every stage's figures in `pipeline_stages`."""
-    from .sglang import mem_fraction
-
+def predict_stages(predict, rules, flags: dict, inp, mfs: dict) -> dict:
+    """The binding stage's prediction, with every stage's figures in `pipeline_stages`;
+    predict is SGLang's per-stage prediction, mfs the pipeline's mem_fraction_static."""
     attn_dp = int(flag(flags, "attn_dp_size", 1))
-    mfs = mem_fraction(rules, flags, inp, inp.visible_bytes // MIB, attn_dp)
     slot = _slot(inp, max(1, inp.tp // attn_dp)) or None
     rows = []
     flags = flags | {"disable_overlap_schedule": True}     # arg_groups/overrides.py:1623-1628

@@ -103,7 +103,7 @@ class Rules:
 @cache
 def load_spec(engine: str) -> dict:
     """The validated spec document of `engine` (SpecError with file:line:col if invalid)."""
-    from . import names, spec_path
+    from .known import names, spec_path
 
     path = spec_path(engine)
     if path is None:
@@ -121,7 +121,7 @@ def parse_engine(text: str) -> tuple[str, str | None]:
     """'vllm@0.33.0' -> ('vllm', '0.33.0'); 'sglang' -> ('sglang', None)."""
     name, _, version = str(text).partition("@")
     name = name.strip().lower()
-    from . import spec_path
+    from .known import spec_path
 
     if spec_path(name) is None:
         raise UsageError(f"--engine {text!r}: unknown engine.", hint="Use vllm or sglang, "
