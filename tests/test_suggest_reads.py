@@ -25,25 +25,30 @@ def test_suggestions_reuse_the_local_read_and_answer_the_same(monkeypatch):
 
     from kvfit.plan import suggest
 
-    fresh_replan, asked_for = suggest._replan, []
+    fresh_replanner, asked_for = suggest._replanner, []
 
-    def noting(asked, meta=None, **changes):
-        asked_for.append(sorted(changes))
-        return fresh_replan(asked, meta, **changes)
+    def noting(plan):
+        replan = fresh_replanner(plan)
+
+        def note(asked, meta=None, **changes):
+            asked_for.append(sorted(changes))
+            return replan(asked, meta, **changes)
+        return note
 
     req = PlanRequest(model=str(MINIMAX), context="1m", hardware="h100-80", gpus=2)
     monkeypatch.setattr(build, "load_metadata", counting)
-    monkeypatch.setattr(suggest, "_replan", noting)
+    monkeypatch.setattr(suggest, "_replanner", noting)
     shared = build.plan(req)
     # the plan's own read only; its re-plans (--pp 2 among them) took it as given
     assert reads == [str(MINIMAX)]
     assert ["pp", "tp"] in asked_for
     assert shared["fits"] is False and shared["suggestions"]
 
-    def always_fresh(asked, meta=None, **changes):       # the re-plans as they were
-        return fresh_replan(asked, None, **changes)
+    def always_fresh(plan):                               # the re-plans as they were
+        replan = fresh_replanner(plan)
+        return lambda asked, meta=None, **changes: replan(asked, None, **changes)
 
-    monkeypatch.setattr(suggest, "_replan", always_fresh)
+    monkeypatch.setattr(suggest, "_replanner", always_fresh)
     reads.clear()
     again = build.plan(req)
     assert len(reads) > 1                                 # each re-plan read the folder again

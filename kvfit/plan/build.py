@@ -19,10 +19,10 @@ from .ownership import pinned_weights
 from .request import DEFAULT_UTILIZATION, PlanRequest
 from .sections import (
     architecture_section,
-    component_section,
     model_section,
     quant_section,
     rope_warning,
+    state_sections,
 )
 
 GIB = 1024**3
@@ -320,15 +320,6 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     return m, head | speculative_draft(values, fields, comps)
 
 
-def state_sections(m: Model, comps: list, ctx: int) -> dict:
-    """The context, state and weights sections for `comps` counted at `ctx`."""
-    return {"context_tokens": ctx,
-            "state": {"bytes_per_sequence": sum(c.bytes_per_sequence for c in comps),
-                      "components": [component_section(c) for c in comps]},
-            "weights": {"bytes": m.weights.bytes, "source": m.weights.source,
-                        "detail": m.weights.detail}}
-
-
 def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
          prepared=None, compare_bases: bool = True) -> dict:
     """Run a plan and return the JSON-ready report.
@@ -391,7 +382,7 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     report["suggestions"] = []
     if report["fits"] is False and req.suggest and report.get("hardware"):
         from .suggest import suggestions
-        report["suggestions"] = suggestions(req, m, report, asked)
+        report["suggestions"] = suggestions(req, m, report, plan, asked)
     if check is not None:
         from ..preflight import run_check
         report["engine_check"] = run_check(check, req, m.meta, report)

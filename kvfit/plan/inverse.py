@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from . import placements, systems
-from .build import state_sections
+from .sections import state_sections
 
 DEFAULT_MAX_GPUS = 1024
 

@@ -55,6 +55,16 @@ def component_section(c: ComponentState) -> dict:
             "bytes_per_sequence": c.bytes_per_sequence}
 
 
+def state_sections(m, comps: list, ctx: int) -> dict:
+    """The context, state and weights sections for `comps` counted at `ctx` (m: the prepared
+    kvfit.plan.build.Model, whose weights they report)."""
+    return {"context_tokens": ctx,
+            "state": {"bytes_per_sequence": sum(c.bytes_per_sequence for c in comps),
+                      "components": [component_section(c) for c in comps]},
+            "weights": {"bytes": m.weights.bytes, "source": m.weights.source,
+                        "detail": m.weights.detail}}
+
+
 def quant_section(meta: Metadata, warnings: list[str]) -> dict:
     """The checkpoint's quantization declarations (weights and KV cache, separately)."""
     from ..checkpoint.quant import summarize

@@ -32,15 +32,18 @@ def _quiet(req, **changes):
     return replace(req, suggest=False, print_command=None, check_engine=None, **changes)
 
 
-def _replan(asked, meta=None, **changes) -> dict | None:
-    """A whole plan of the question as the user asked it, with `changes` (the utilization
-    stays unstated when the user did not state it: SGLang then keeps its own fraction);
-    `meta`: the checkpoint the plan already read, when the changes keep the model."""
-    from .build import plan
-    try:
-        return plan(_quiet(asked, **changes), meta=meta)
-    except KvfitError:
-        return None
+def _replanner(plan):
+    """replan(asked, meta=None, **changes): a whole plan (by `plan`, kvfit.plan.build.plan,
+    handed in by its caller) of the question as the user asked it, with `changes` (the
+    utilization stays unstated when the user did not state it: SGLang then keeps its own
+    fraction), or None when it is refused; `meta`: the checkpoint the plan already read, when
+    the changes keep the model."""
+    def replan(asked, meta=None, **changes) -> dict | None:
+        try:
+            return plan(_quiet(asked, **changes), meta=meta)
+        except KvfitError:
+            return None
+    return replan
 
 
 def _entry(change: str, flags: str, text: str, report: dict | None = None, **extra) -> dict:
@@ -51,21 +54,21 @@ def _entry(change: str, flags: str, text: str, report: dict | None = None, **ext
     return out | extra
 
 
-def _fp8(req, asked, m, report):
+def _fp8(req, asked, m, report, replan):
     """fp8 KV at the same settings; when that alone is not enough, fp8 KV at the longest
     context that then holds the target (it is longer than without fp8)."""
     from fractions import Fraction
     if Fraction(report["dtypes"]["kv"]["bytes_per_value"]) <= 1:
         return None
     flags = {k: v for k, v in req.engine_flags.items() if k != "kv_cache_dtype"}
-    r = _replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags)
+    r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags)
     if r and r["fits"] is True:
         lay = recommended_layout(r)
         return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
                       f"{count(lay['max_sequences'], 'sequence')}", r, value="fp8")
     if report.get("inverse"):
         return None
-    r = _replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags, max_context=True)
+    r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags, max_context=True)
     top = r and r["inverse"]["max_context_tokens"]
     if not top:
         return None
@@ -75,7 +78,7 @@ def _fp8(req, asked, m, report):
                   value="fp8", context=top)
 
 
-def _radix(req, asked, m, report):
+def _radix(req, asked, m, report, replan):
     """An engine that keeps several recurrent-state slots per running request while its prefix
     cache is on and one without it (SGLang's radix cache: Engine.prefix_cache_off): for a
     hybrid model whose running cap the recurrent pool sets, turning the cache off can meet the
@@ -85,7 +88,7 @@ def _radix(req, asked, m, report):
             c.kind == "constant" for c in m.comps):
         return None
     flag, spelling, noun = off
-    r = _replan(asked, m.meta, engine_flags=req.engine_flags | {flag: True})
+    r = replan(asked, m.meta, engine_flags=req.engine_flags | {flag: True})
     if not r or r["fits"] is not True:
         return None
     lay = recommended_layout(r)
@@ -98,7 +101,7 @@ def _radix(req, asked, m, report):
                   value=True)
 
 
-def _context(req, asked, m, report):
+def _context(req, asked, m, report, replan):
     from . import inverse
     try:
         r = report if report.get("inverse", {}).get("question") == "max_context" else \
@@ -114,7 +117,7 @@ def _context(req, asked, m, report):
                   r, value=top)
 
 
-def _users(req, asked, m, report):
+def _users(req, asked, m, report, replan):
     lay, t = recommended_layout(report), report["target"]
     if lay is None or not lay["max_sequences"]:
         return []
@@ -132,7 +135,7 @@ def _users(req, asked, m, report):
     return out
 
 
-def _dpa(req, asked, m, report):
+def _dpa(req, asked, m, report, replan):
     if req.parallelism != "tp" or not any(c.kind == "latent" or c.heads is None
                                           for c in m.comps):
         return None
@@ -144,7 +147,7 @@ def _dpa(req, asked, m, report):
     # attention-DP reads a Hub checkpoint's weight headers (expert ownership), which a TP
     # plan's read leaves out; a local folder is read the same way for either
     same = m.meta if m.meta.origin == "local" or m.meta.tensor_bytes is not None else None
-    r = _replan(asked, same, parallelism=profile)
+    r = replan(asked, same, parallelism=profile)
     if not r or r["fits"] is not True:
         return None
     lay = recommended_layout(r)
@@ -153,7 +156,7 @@ def _dpa(req, asked, m, report):
                   "(each attention group keeps its own sequences' state)", r, value=profile)
 
 
-def _pp(req, asked, m, report):
+def _pp(req, asked, m, report, replan):
     """Pipeline stages instead of a wider TP group: the smallest PP size (2, 4, 8) that meets
     the target on the same GPUs (it splits layers, so KV heads stay unreplicated)."""
     gpus = (report.get("hardware") or {}).get("gpus") or 1
@@ -163,7 +166,7 @@ def _pp(req, asked, m, report):
     for pp in (2, 4, 8):
         if gpus % pp:
             continue
-        r = _replan(asked, m.meta, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
+        r = replan(asked, m.meta, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
         if r and r["fits"] is True:
             lay = recommended_layout(r)
             return _entry("pp", f"--pp {pp}", f"{pp} pipeline stages: {lay['label']} holds "
@@ -186,10 +189,10 @@ def siblings(source: str) -> list[str]:
     return sorted(out)
 
 
-def _sibling(req, asked, m, report):
+def _sibling(req, asked, m, report, replan):
     src = report["model"]["source"]
     for rid in siblings(src)[:4]:
-        r = _replan(asked, model=rid, revision=None, offline=True, weight_gib=None)
+        r = replan(asked, model=rid, revision=None, offline=True, weight_gib=None)
         if r and r["fits"] is True:
             lay = recommended_layout(r)
             return _entry("model", rid, f"the quantized checkpoint {rid}: {lay['label']} holds "
@@ -197,7 +200,7 @@ def _sibling(req, asked, m, report):
     return None
 
 
-def _more(req, asked, m, report):
+def _more(req, asked, m, report, replan):
     from . import inverse, search
     from .placements import target
     hw = report["hardware"]
@@ -227,10 +230,11 @@ def _more(req, asked, m, report):
     return None
 
 
-def suggestions(req, m, report: dict, asked=None) -> list[dict]:
+def suggestions(req, m, report: dict, plan, asked=None) -> list[dict]:
     """The changes that would meet the target, smallest first (see the module docstring).
 
     req: the plan's request with its utilization resolved (for questions asked of `m`);
+    plan: the planner (kvfit.plan.build.plan), which re-plans each change;
     asked: the request as the user gave it (default req), which every re-plan starts from."""
     if report.get("search") or m.weights.bytes is None:
         return []
@@ -238,8 +242,8 @@ def suggestions(req, m, report: dict, asked=None) -> list[dict]:
     if m.meta.origin == "hub" and m.meta.revision:     # re-plans read the same commit, from
         pin = {"revision": m.meta.revision}             # the cache: no Hub request each
         req, asked = replace(req, **pin), replace(asked, **pin)
-    out = []
+    out, replan = [], _replanner(plan)
     for step in (_fp8, _radix, _context, _users, _dpa, _pp, _sibling, _more):
-        got = step(req, asked, m, report)
+        got = step(req, asked, m, report, replan)
         out += got if isinstance(got, list) else ([got] if got else [])
     return out
