@@ -14,19 +14,16 @@ from __future__ import annotations
 
 from .options import engine_check
 
-__all__ = ["EngineCheck", "engine_check", "exit_code", "render_text", "run_check"]
+__all__ = ["EngineCheck", "engine_check", "exit_code", "run_check"]
 
 
 def __getattr__(name: str):
-    """The probe runner and renderer load only when a check runs (--check-engine), as does
-    EngineCheck (kvfit.preflight.check)."""
+    """The probe runner loads only when a check runs (--check-engine), as does EngineCheck
+    (kvfit.preflight.check). The check's text is kvfit.report.check_text."""
     if name == "EngineCheck":
         from .check import EngineCheck
         return EngineCheck
     if name in ("exit_code", "run_check"):
         from . import section
         return getattr(section, name)
-    if name == "render_text":
-        from .render import render_text
-        return render_text
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -256,7 +256,7 @@ def _engine(r: dict, verbose: bool) -> list[str]:
 def _engine_check(r: dict) -> list[str]:
     if not r.get("engine_check"):
         return []
-    from ..preflight import render_text as check_text
+    from .check_text import render_text as check_text
     return check_text(r["engine_check"])
 
 
