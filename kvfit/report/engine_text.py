@@ -29,9 +29,9 @@ def _pool_line(e: dict) -> list[str]:
 def render_text(report: dict, verbose: bool = True) -> str:
     """Text lines for the engine sections and the command (empty when there are none); unless
     `verbose`, only the recommended layout's engine section."""
-    from ..plan.layouts import recommended_layout
+    from .chosen import chosen_layout
 
-    out, chosen = [], recommended_layout(report)
+    out, chosen = [], chosen_layout(report)
     for lay in report.get("layouts", []):
         e = lay.get("engine")
         if not e or not (verbose or lay is chosen):

@@ -12,8 +12,8 @@ from .words import count, gib, number, table, tokens
 
 
 def _chosen(r: dict) -> dict | None:
-    from ..plan.layouts import recommended_layout
-    return recommended_layout(r)
+    from .chosen import chosen_layout
+    return chosen_layout(r)
 
 
 def _no_context(r: dict) -> str:
