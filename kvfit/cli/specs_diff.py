@@ -333,7 +333,7 @@ def render(d: dict) -> str:
     views = d["engine_views"]
     if views:
         lines.append("recorded engine views of the changed models:")
-        from .diff_views import RECORDS, record_engine
+        from .specs_diff_views import RECORDS, record_engine
 
         for record, name, _ in RECORDS:
             engine = record_engine(record)[0]
