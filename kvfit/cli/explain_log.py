@@ -33,6 +33,7 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The explain-log parser."""
     from ..engines import engine_args
+    from ..numbers import flag
     from .plan_args import Formatter
 
     p = Parser(prog="kvfit explain-log", formatter_class=Formatter,
@@ -42,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model-dir", help="checkpoint folder with the model's config.json")
     p.add_argument("--config", help="the model's config.json (instead of --model-dir)")
     p.add_argument("--engine-version", help="engine version when the log does not state it")
-    p.add_argument("--tp", type=int, help="tensor-parallel size when the log does not state it")
+    p.add_argument("--tp", type=flag("tp"), help="tensor-parallel size when the log does not state it")
     p.add_argument("--hardware", help="accelerator preset (h100-80, ...) for the GPU total when "
                    "the log does not print it")
-    p.add_argument("--weight-gib", type=float, help="checkpoint weight GiB (whole model) when "
+    p.add_argument("--weight-gib", type=flag("weight_gib"), help="checkpoint weight GiB (whole model) when "
                    "the log prints no loaded weights")
     p.add_argument("--predict-weights", action="store_true",
                    help="predict the loaded weights too (checkpoint bytes, else the labelled "

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import UsageError
+from ..numbers import flag
 from .plan_args import Formatter, Parser
 
 EPILOG = """\
@@ -45,19 +46,19 @@ def parser() -> Parser:
                    "as well")
     p.add_argument("--hardware", help="accelerator preset (see `kvfit --list-hardware`), "
                    "custom:<GiB>, or auto: the local GPUs nvidia-smi reports (read once)")
-    p.add_argument("--gpus", type=int, help="number of accelerators (default 1)")
+    p.add_argument("--gpus", type=flag("gpus"), help="number of accelerators (default 1)")
     p.add_argument("--system", help="a complete system preset (see `kvfit --list-systems`); "
                    "not with --hardware or --gpus")
-    p.add_argument("--nodes", type=int, help="number of complete systems with --system")
+    p.add_argument("--nodes", type=flag("nodes"), help="number of complete systems with --system")
     p.add_argument("--tp", help="tensor-parallel size: auto (default: every divisor) or N")
     p.add_argument("--context", required=True, help="tokens per sequence: 32768, or 32k / 1m "
                    "(powers of 1024)")
-    p.add_argument("--users", type=int, help="users to serve at once, one resident sequence "
+    p.add_argument("--users", type=flag("concurrent_users", "--users"), help="users to serve at once, one resident sequence "
                    "each (default 1; --concurrent-users of a single plan)")
     p.add_argument("--kv-dtype", help="cache dtype: auto (default), bf16, fp8, ...")
     p.add_argument("--engine", choices=["vllm", "sglang"], help="answer with the engine's own "
                    "pool (as `kvfit MODEL --engine E`)")
-    p.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget")
+    p.add_argument("--utilization", type=flag("utilization"), help="fraction of each GPU's memory to budget")
     p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "
                    "of this organisation or model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; "
                    "any letter case; repeatable)")
@@ -91,17 +92,20 @@ def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
 
 def _check_target(flags: list[str]) -> None:
     """Refuse a bad target once (exit 2), not once per checkpoint."""
-    from ..plan.context import parse_context
+    from ..plan.placements import check_tp
+    from ..plan.request import check_request
     from ..plan.systems import from_request
     from .main import _request
     from .plan_args import build_parser
 
     req = _request(vars(build_parser().parse_args(["target", *flags])))
-    if from_request(req) is None:
+    check_request(req)                  # the single plan's own checks, with its words
+    topo = from_request(req)
+    if topo is None:
         raise UsageError("kvfit fit needs the hardware to plan on: --hardware ID|auto "
                          "[--gpus N] or --system ID [--nodes N].",
                          hint="See `kvfit --list-hardware` and `kvfit --list-systems`.")
-    parse_context(req.context)
+    check_tp(req, topo)                 # the same topology for every checkpoint
 
 
 def candidates(ns: argparse.Namespace):

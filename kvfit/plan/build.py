@@ -351,6 +351,9 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       engine_flags=dict(engine.get("flags") or {}),
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
+    from .request import check_request
+
+    check_request(req)
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
     from ..hardware.presets import alias_note
