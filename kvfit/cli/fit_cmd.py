@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import UsageError
-from ..numbers import flag
+from ..numbers import flag as field_flag
 from .plan_args import Formatter, Parser
 
 EPILOG = """\
@@ -46,19 +46,21 @@ def parser() -> Parser:
                    "as well")
     p.add_argument("--hardware", help="accelerator preset (see `kvfit --list-hardware`), "
                    "custom:<GiB>, or auto: the local GPUs nvidia-smi reports (read once)")
-    p.add_argument("--gpus", type=flag("gpus"), help="number of accelerators (default 1)")
+    p.add_argument("--gpus", type=field_flag("gpus"), help="number of accelerators (default 1)")
     p.add_argument("--system", help="a complete system preset (see `kvfit --list-systems`); "
                    "not with --hardware or --gpus")
-    p.add_argument("--nodes", type=flag("nodes"), help="number of complete systems with --system")
+    p.add_argument("--nodes", type=field_flag("nodes"), help="number of complete systems with --system")
     p.add_argument("--tp", help="tensor-parallel size: auto (default: every divisor) or N")
     p.add_argument("--context", required=True, help="tokens per sequence: 32768, or 32k / 1m "
                    "(powers of 1024)")
-    p.add_argument("--users", type=flag("concurrent_users", "--users"), help="users to serve at once, one resident sequence "
+    p.add_argument("--users", type=field_flag("concurrent_users", "--users"),
+                   help="users to serve at once, one resident sequence "
                    "each (default 1; --concurrent-users of a single plan)")
     p.add_argument("--kv-dtype", help="cache dtype: auto (default), bf16, fp8, ...")
     p.add_argument("--engine", choices=["vllm", "sglang"], help="answer with the engine's own "
                    "pool (as `kvfit MODEL --engine E`)")
-    p.add_argument("--utilization", type=flag("utilization"), help="fraction of each GPU's memory to budget")
+    p.add_argument("--utilization", type=field_flag("utilization"),
+                   help="fraction of each GPU's memory to budget")
     p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "
                    "of this organisation or model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; "
                    "any letter case; repeatable)")

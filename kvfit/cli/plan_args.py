@@ -143,17 +143,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "(labelled); non-expert tensors are split over each attention group")
     h.add_argument("--utilization", type=flag("utilization"), help="fraction of each GPU's memory to budget "
                    "(default 0.9)")
-    h.add_argument("--runtime-reserve-gib", type=flag("runtime_reserve_gib"), help="fixed GiB per GPU kept out of "
+    h.add_argument("--runtime-reserve-gib", type=flag("runtime_reserve_gib"),
+                   help="fixed GiB per GPU kept out of "
                    "the budget for runtime overheads (default 0)")
     h.add_argument("--memory-basis", choices=["visible", "nominal", "free"], help="budget "
                    "from the memory the driver reports (default; e.g. 275,040 MiB = 268.6 GiB "
                    "for a B300 sold as 288 GB), the nominal size, or (with --hardware auto) the "
                    "memory nvidia-smi reports free on the least free GPU now; unified-memory "
                    "parts use their documented planning default")
-    h.add_argument("--device-memory-gib", type=flag("device_memory_gib"), help="memory per accelerator in GiB, "
+    h.add_argument("--device-memory-gib", type=flag("device_memory_gib"),
+                   help="memory per accelerator in GiB, "
                    "overriding both bases")
-    h.add_argument("--concurrent-users", type=flag("concurrent_users"), help="users to serve at once (default 1)")
-    h.add_argument("--active-sequences-per-user", type=flag("active_sequences_per_user"), help="resident full-context "
+    h.add_argument("--concurrent-users", type=flag("concurrent_users"),
+                   help="users to serve at once (default 1)")
+    h.add_argument("--active-sequences-per-user", type=flag("active_sequences_per_user"),
+                   help="resident full-context "
                    "sequences (branches) per user (default 1)")
     h.add_argument("--list-hardware", action="store_true", help="list accelerator presets")
     h.add_argument("--list-systems", action="store_true", help="list system presets with their "
@@ -209,7 +213,8 @@ def _check_args(p: argparse.ArgumentParser) -> None:
                    "parse the config and resolve its class (no weights, no allocation); load: "
                    "start the engine on a CUDA host, download missing weights and generate one "
                    "token")
-    c.add_argument("--engine-timeout", type=flag("engine_timeout"), metavar="SECONDS", help="stop a probe after "
+    c.add_argument("--engine-timeout", type=flag("engine_timeout"), metavar="SECONDS",
+                   help="stop a probe after "
                    "this many seconds (default 300); a timeout exits 2")
     c.add_argument("--engine-tp", type=flag("engine_tp"), metavar="N", help="tensor-parallel size the engine "
                    "is checked at (default: --tp, else --gpus, else 1)")

@@ -105,7 +105,8 @@ def parse_axis(spec: str) -> Axis:
     for t in texts:
         value, key = _value(name, t, spec)
         if key in seen:
-            raise UsageError(f"--sweep {shown(spec)}: {shown(t)} repeats {shown(seen[key])} (the same {name}).",
+            raise UsageError(f"--sweep {shown(spec)}: {shown(t)} repeats {shown(seen[key])} "
+                             f"(the same {name}).",
                              hint="Give each value once.")
         seen[key] = t
         values.append(value)
