@@ -20,13 +20,13 @@ _REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?",
 
 
 def shown(value) -> str:
-    """The value as a message quotes it: repr, cut to about 40 characters."""
+    """The value as a message quotes it: repr, cut to about 60 characters."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
         return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
     text = repr(value)
-    if len(text) <= 44:
+    if len(text) <= 64:
         return text
-    return f"{text[:36]}...' ({len(str(value)):,} characters)"
+    return f"{text[:48]}...' ({len(str(value)):,} characters)"
 
 
 def parse_whole(text) -> int | None:

@@ -72,6 +72,9 @@ def load_preset(path: Path, for_calibration: bool = False) -> dict:
     except RecursionError:        # tomllib recurses per nested array or inline table
         raise UsageError(f"preset {path.name} nests arrays or tables too deeply to be a "
                          "preset.") from None
+    except ValueError:            # tomllib's int() of a number over 4,300 digits
+        raise UsageError(f"preset {path.name} holds a number too long to be a preset "
+                         "value.") from None
     root = {k: v for k, v in data.items() if not isinstance(v, dict)}
     out = _check(root, ROOT_KEYS, "")
     for name, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
