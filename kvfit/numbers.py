@@ -19,14 +19,14 @@ _WHOLE = re.compile(r"\+?[0-9]+", re.ASCII)
 _REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 
 
-def shown(value) -> str:
-    """The value as a message quotes it: repr, cut to about 60 characters."""
+def shown(value, limit: int = 64) -> str:
+    """The value as a message quotes it: repr, cut to about `limit` characters."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
         return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
     text = repr(value)
-    if len(text) <= 64:
+    if len(text) <= limit:
         return text
-    return f"{text[:48]}...' ({len(str(value)):,} characters)"
+    return f"{text[:limit - 16]}...' ({len(str(value)):,} characters)"
 
 
 def parse_whole(text) -> int | None:

@@ -18,17 +18,18 @@ def _cap() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def run_bounded(*args, env: dict | None = None, stdin: bytes | None = None,
+def run_bounded(*args, env: dict | None = None, stdin=None,
                 timeout: float = 120.0) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `python -m kvfit ARGS` under the caps; exit code -9
-    (killed) when it outlived `timeout`."""
+    (killed) when it outlived `timeout`. stdin: bytes, or an open file the child reads."""
     full = dict(os.environ) | (env or {})
     full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NO_NVML), full.get("PYTHONPATH")]))
+    given = isinstance(stdin, bytes)
     proc = subprocess.Popen([sys.executable, "-m", "kvfit", *map(str, args)], env=full,
-                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdin=subprocess.PIPE if given else (stdin or subprocess.DEVNULL),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_cap)
     try:
-        out, err = proc.communicate(stdin, timeout=timeout)
+        out, err = proc.communicate(stdin if given else None, timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
