@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 from ..errors import UsageError
 from ..numbers import flag as field_flag
@@ -114,6 +113,7 @@ def candidates(ns: argparse.Namespace):
     """Catalog entries (filtered by --family) and local folders, in that order."""
     from ..hub.catalog import catalog_repo_ids
     from ..hub.catalog_info import family_keys, siblings
+    from ..paths import user_path
     from ..plan.fit import Candidate
 
     out = []
@@ -130,7 +130,7 @@ def candidates(ns: argparse.Namespace):
                                  hint=f"Known: {', '.join(known)}.")
         out += [Candidate(r, "catalog", tuple(siblings(r))) for r in ids]
     for raw in ns.paths:
-        path = Path(raw)
+        path = user_path(raw, "checkpoint folder")
         if not path.exists():
             raise UsageError(f"no such checkpoint folder or file: {raw}")
         out.append(Candidate(raw, "local", tuple(siblings(path.resolve().name))))
