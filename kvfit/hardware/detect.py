@@ -126,12 +126,16 @@ def query(timeout: float = 15.0) -> list[Gpu]:
     """The local GPUs as nvidia-smi reports them (exit 2 when it cannot answer)."""
     import shutil
 
-    from ..numbers import shown
-
     tool = shutil.which("nvidia-smi")
     if tool is None:
         raise UsageError(NO_TOOL, hint=NO_TOOL_HINT)
-    code, out, err = _run(tool, timeout)
+    return read_output(*_run(tool, timeout))
+
+
+def read_output(code: int, out: bytes, err: bytes) -> list[Gpu]:
+    """The GPUs in nvidia-smi's output (its exit code, stdout and stderr bytes), or exit 2."""
+    from ..numbers import shown
+
     try:
         stdout = out.decode("utf-8")
     except UnicodeDecodeError:
