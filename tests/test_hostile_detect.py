@@ -64,6 +64,14 @@ def test_free_memory_above_the_total_is_refused(smi):
     refused(*run_cli(QWEN, "--hardware", "auto", "--context", "4k"), "81,560 MiB free of 81,559")
 
 
+def test_free_memory_above_the_presets_total_is_refused(smi):
+    # nvidia-smi's own total agrees, but an H100 80GB holds 81,559 MiB (its preset's
+    # visible memory): 100,000 GiB free on one would plan on memory that is not there
+    smi(f"echo '{H100}, 102400000, 102400000'")
+    refused(*run_cli(QWEN, "--hardware", "auto", "--memory-basis", "free", "--context", "4k"),
+            "whose preset h100-80 has 81,559 MiB in all")
+
+
 def test_free_memory_equal_to_the_total_plans(smi):
     smi(f"echo '{H100}, 81559, 81559'")
     code, report = run_json(QWEN, "--hardware", "auto", "--memory-basis", "free",

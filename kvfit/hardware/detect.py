@@ -145,7 +145,7 @@ def read_output(code: int, out: bytes, err: bytes) -> list[Gpu]:
     if code != 0 or not lines:
         said = (err.decode("utf-8", "replace") or stdout).strip().splitlines()
         raise UsageError("--hardware auto: nvidia-smi found no usable GPU (exit "
-                         f"{code}{': ' + shown(said[0]) if said else ''}).",
+                         f"{code}{': ' + said[0][:200] if said else ''}).",
                          hint=NO_TOOL_HINT)
     if len(lines) > MAX_GPUS:
         raise UsageError(f"--hardware auto: nvidia-smi lists {len(lines):,} lines, more GPUs "
@@ -216,6 +216,12 @@ def detect(gpus: list[Gpu] | None = None) -> dict:
                          "memory in GiB) or a preset id from `kvfit --list-hardware`.")
     acc = find_accelerator(preset)
     free = [g.free_mib for g in gpus]
+    most = max((f for f in free if f is not None), default=None)
+    if most is not None and acc.visible_mib and most > acc.visible_mib:
+        raise UsageError(f"--hardware auto: {source} reports {most:,} MiB free on a GPU it "
+                         f"names '{names[0]}', whose preset {acc.id} has {acc.visible_mib:,} MiB "
+                         "in all; free memory cannot exceed the card's total, so kvfit does "
+                         "not trust these figures.", hint=NO_TOOL_HINT)
     out = {"tool": tool, "source": source, "gpus": seen, "count": len(gpus),
            "name": names[0], "preset": acc.id, "total_mib": total,
            "free_mib": None if None in free else min(free), "unified": acc.unified,
