@@ -161,3 +161,13 @@ def test_an_expression_that_can_yield_text(text, found):
     expr = compile_expr(text, {"act", "kinds", "layers"})
     got = non_number(expr, {"act", "kinds"})
     assert (got and got[0]) == found
+
+
+def test_sglang_on_a_gpu_smaller_than_its_reserve_is_refused():
+    # bench/fuzz.py flags case 1010 (seed 0): SGLang's reserve rule on a 0.5 GiB device gave
+    # mem_fraction_static = (512 - 4,128) / 512 = -7.062 in the report, exit 0
+    argv = [QWEN, "--hardware", "dgx-spark", "--swa-full-tokens-ratio", "0.5",
+            "--device-memory-gib", "0.5"]
+    code, out, err = run_cli(*argv)
+    _clean(code, out, err, argv)
+    assert code == 2 and "mem_fraction_static would be -7.062" in err, err
