@@ -103,7 +103,7 @@ def test_unmodelled_state_field_on_a_known_type_is_refused(tmp_path):
     (["--hardware", "h100-80", "--utilization", "1.5"], "must be a number in (0, 1]"),
     (["--hardware", "h100-80", "--gpus", "-2"], "whole number from 1"),
     (["--hardware", "nosuch-gpu"], "unknown hardware 'nosuch-gpu'"),
-    (["--hardware", "custom:0"], "between 0 and 100000"),
+    (["--hardware", "custom:0"], "above 0 and at most 100000"),
     (["--gpus", "2"], "need --hardware"),
     (["--weight-gib", "-1", "--hardware", "h100-80"], "--weight-gib must be a number in (0,"),
     (["--concurrent-users", "0", "--hardware", "h100-80"], "whole number from 1"),

@@ -14,10 +14,9 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from ..records import record
 
 # Every pattern reads a long digit run in linear time: the quantifiers of _NUM are possessive
 # (it is always followed by " tokens", which no shorter split could meet) and a number that
@@ -132,7 +131,7 @@ ANCHORS = ("version", "LLM engine", "█", "architecture", "Load weight", "max",
 MAX_LINE_CHARS = 1 << 16      # a start-up line is far shorter; a longer one is read cut here
 
 
-@record
+@dataclass(slots=True)
 class LogFacts:
     """What a start-up log states. printed: name -> number; flags: engine argument names."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..errors import HubError
-from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class HubUnreachable(HubError):
     """The endpoint could not be contacted at all (DNS, refused connection, offline mode)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Where:
     """What was being read, for messages: endpoint URL (credentials already redacted), repo id,
     revision, file, timeout (s)."""

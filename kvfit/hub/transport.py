@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 
 from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError, HubError
-from ..records import record
 from ..textsafe import redact
 from .deadline import Budget, check_timeout, read_capped, run_with_deadline
 from .failures import HubUnreachable, Where, with_retries
@@ -40,7 +40,7 @@ def offline_requested() -> bool:
     return constants.is_offline_mode()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RepoInfo:
     """A revision resolved by the Hub: full commit sha and every file with its size (bytes)."""
 

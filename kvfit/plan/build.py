@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
-from ..records import record, replace
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -29,7 +28,7 @@ REPORT_VERSION = 2
 PARALLELISMS = ("tp", "sglang-dpa", "vllm-dp-ep")
 
 
-@record
+@dataclass(slots=True)
 class Model:
     """Everything placements need about the checkpoint; `at(ctx)` re-counts the state."""
 

@@ -10,17 +10,17 @@ per-rank memory of that plan; the report of the sweep is the plan of its first c
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass, replace
 
 from ..errors import KvfitError, UsageError
 from ..numbers import shown
-from ..records import record, replace
 from .context import parse_context
 from .memory_bars import memory_bars
 
 MAX_AXES, MAX_VALUES = 2, 64
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AxisKind:
     """A sweepable knob: the request field, the flags it replaces, how one value is read."""
 
@@ -44,7 +44,7 @@ REFUSED = {"systems": "--systems", "min_gpus": "--min-gpus", "max_context": "--m
            "check_engine": "--check-engine", "print_command": "--print-command"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Axis:
     """One parsed --sweep: its name, the values as typed and their request values."""
 
