@@ -171,3 +171,17 @@ def test_sglang_on_a_gpu_smaller_than_its_reserve_is_refused():
     code, out, err = run_cli(*argv)
     _clean(code, out, err, argv)
     assert code == 2 and "mem_fraction_static would be -7.062" in err, err
+
+
+@pytest.mark.parametrize("flags", [
+    ("--utilization", "nan"), ("--tp", "0"), ("--users", "0"), ("--gpus", "8", "--tp", "3"),
+    ("--context", "0"), ("--utilization", "1.5"),
+])
+def test_fit_refuses_as_the_single_plan_does(flags):
+    # was: "0 of 121 checkpoints fit", exit 1; now the single plan's own paragraph, exit 2
+    code, out, err = run_cli("fit", "--hardware", "h100-80", "--context", "4k", *flags)
+    plan = [QWEN, "--hardware", "h100-80", "--context", "4k",
+            *(("--concurrent-users" if f == "--users" else f) for f in flags)]
+    want = run_cli(*plan)
+    assert code == want[0] == 2, (err, want[2])
+    assert err == want[2].replace("--concurrent-users", "--users"), (err, want[2])
