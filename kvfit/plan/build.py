@@ -14,7 +14,7 @@ from ..state.resolve import resolve_architecture
 from .cache_dtypes import cache_dtypes, uses_index
 from .capacity import Capacity
 from .context import parse_context
-from .request import DEFAULT_UTILIZATION, PlanRequest
+from .request import DEFAULT_UTILIZATION, PlanRequest, check_request
 from .sections import (
     architecture_section,
     component_section,
@@ -350,8 +350,6 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       engine_flags=dict(engine.get("flags") or {}),
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
-    from .request import check_request
-
     check_request(req)
     check = engine_check(req)          # validate --check-engine options before any work
     warnings: list[str] = []
