@@ -185,3 +185,21 @@ def test_fit_refuses_as_the_single_plan_does(flags):
     want = run_cli(*plan)
     assert code == want[0] == 2, (err, want[2])
     assert err == want[2].replace("--concurrent-users", "--users"), (err, want[2])
+
+
+def test_an_engine_version_of_5000_digits_is_no_version(tmp_path):
+    # bench/fuzz.py explain_file case 326 (seed 0): a log whose banner says version
+    # 0.999...9 (5,000 digits) reached packaging's int(): ValueError, exit 70
+    version = "0." + "9" * 5000
+    code, out, err = run_cli(QWEN, "--hardware", "h100-80", "--engine", f"vllm@{version}")
+    _clean(code, out, err, "--engine vllm@0.999...")
+    assert code == 2 and "kvfit has no rules for this version" in err, err
+    log = Path(__file__).resolve().parent / "fixtures" / "engine_logs" / \
+        "vllm-0.19.0-llama-3.1-8b-instruct-h100-tp1.log"
+    path = tmp_path / "v.log"
+    path.write_text(log.read_text().replace("version 0.19.0", f"version {version}"))
+    model = Path(__file__).resolve().parent / "fixtures" / "model-configs" / \
+        "meta-llama--Llama-3.1-8B"
+    code, out, err = run_cli("explain-log", path, "--model-dir", model)
+    _clean(code, out, err, "explain-log with a 5,000-digit version")
+    assert code == 2, out[-300:]
