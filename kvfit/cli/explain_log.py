@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The explain-log parser."""
     from ..engines import engine_args
     from ..numbers import flag
-    from .plan_args import Formatter
+    from .plan_args import Formatter, add_offline
 
     p = Parser(prog="kvfit explain-log", formatter_class=Formatter,
                epilog=EPILOG, description="Compare a vLLM or SGLang start-up log with kvfit's "
@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "estimate from config shapes) even when the log prints them, so the whole "
                    "chain is checked, not only the KV rules")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(p, "explain-log reads local files only; accepted so that every kvfit command "
+                "takes it")
     engine_args(p, with_engine=False)
     return p
 
@@ -168,6 +170,7 @@ def run(argv: list[str]) -> int:
 
     ns = vars(build_parser().parse_args(argv))
     opts = pop_engine_args(ns)
+    ns.pop("offline", None)                  # explain-log never contacts the Hub
     text = _log_chunks(ns["log"])
     model = ns["model_dir"] or ns["config"]
     result = explain(text, model_dir=model, engine_version=ns["engine_version"], tp=ns["tp"],

@@ -16,11 +16,26 @@ def _chosen(r: dict) -> dict | None:
     return recommended_layout(r)
 
 
+def _no_context(r: dict) -> str:
+    """Said on the first line when no --context was given and the declared maximum was taken."""
+    return (" (the declared maximum: no --context given)"
+            if str(r.get("context_source", "")).startswith("the declared maximum") else "")
+
+
+def _index(r: dict) -> str:
+    """The sparse-indexer key format the user chose, as resolved (fp4 -> mxfp4), when used."""
+    idx = r.get("dtypes", {}).get("index") or {}
+    used = any("index_bytes" in str(c.get("bytes_per_entry_formula", ""))
+               for c in r.get("state", {}).get("components", []))
+    return f", index {idx['name']}" if used and idx.get("provenance", "").startswith(
+        "user:") else ""
+
+
 def _verdict(r: dict) -> list[str]:
     m = r["model"]
     rev = f"@{m['revision'][:12]}" if m.get("revision") else ""
     head = (f"kvfit: {m['source']}{rev} ({m['origin']}) | {r['architecture']['id']} | "
-            f"{tokens(r['context_tokens'])} | KV {r['kv_dtype']}")
+            f"{tokens(r['context_tokens'])}{_no_context(r)} | KV {r['kv_dtype']}{_index(r)}")
     rope = r.get("rope_scaling")
     if rope:
         was = rope["declared_max_tokens"]
