@@ -245,6 +245,8 @@ def explained(origins: dict[str, str], cli: dict, values: dict):
     try:
         yield
     except KvfitError as err:
+        from ..numbers import shown as quote
+
         found = []
         for key, origin in origins.items():
             if key in cli or key not in values or origin in err.message:
@@ -254,7 +256,7 @@ def explained(origins: dict[str, str], cli: dict, values: dict):
             quoted = isinstance(value, (str, int, float)) and not isinstance(value, bool) and \
                 len(str(value)) > 1 and f"'{value}'" in err.message
             if flag or quoted:
-                found.append(f"{origin} = {value!r}"
+                found.append(f"{origin} = {quote(value)}"
                              + (f" (read as {flag_of(key)})" if flag else ""))
         if found:
             err.message = f"{'; '.join(found)}: {err.message}"
