@@ -16,7 +16,7 @@ from .capacity import Capacity
 from .context import parse_context
 from .draft import speculative_draft
 from .ownership import pinned_weights
-from .request import DEFAULT_UTILIZATION, PlanRequest
+from .request import DEFAULT_UTILIZATION, PlanRequest, check_request
 from .sections import (
     architecture_section,
     component_section,
@@ -333,25 +333,24 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
          prepared=None, compare_bases: bool = True) -> dict:
     """Run a plan and return the JSON-ready report.
 
-    engine (optional, for library callers): {"engine", "version", "flags", "overrides",
-    "print_command"} merged into the request. With an engine, its prediction is the capacity
-    of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
-    command of the recommended layout. With --check-engine the report gains `engine_check`.
-    meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
-    resolves the checkpoint once for all its cells). prepared (optional): a
-    kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
-    compare_bases=False (for callers that read only the verdict): a placement report does not
-    evaluate the other memory basis and has no memory_basis_comparison.
+    engine (optional, for library callers): {"engine", "version", "flags", "overrides", "print_command"}
+    merged into the request. With an engine, its prediction is the capacity of every layout
+    (kvfit.plan.capacity); with --print-command the report carries the launch command of the recommended
+    layout. With --check-engine the report gains `engine_check`. meta (optional): the checkpoint metadata
+    `load_metadata(req)` returned, reused (a sweep resolves the checkpoint once for all its cells). prepared
+    (optional): a kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
+    compare_bases=False (for callers that read only the verdict): a placement report does not evaluate the
+    other memory basis and has no memory_basis_comparison.
     """
     from ..preflight.options import engine_check
 
     if engine:
         req = replace(req, engine=engine.get("engine") or engine.get("print_command"),
-                      engine_version=engine.get("version"),
-                      engine_flags=dict(engine.get("flags") or {}),
+                      engine_version=engine.get("version"), engine_flags=dict(engine.get("flags") or {}),
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
-    check = engine_check(req)          # validate --check-engine options before any work
+    check_request(req)                 # the plan's numbers, then --check-engine, before any work
+    check = engine_check(req)
     warnings: list[str] = []
     from ..hardware.presets import alias_note
 

@@ -13,6 +13,7 @@ import difflib
 from dataclasses import dataclass, replace
 
 from ..errors import KvfitError, UsageError
+from ..numbers import shown
 from .context import parse_context
 from .memory_bars import memory_bars
 
@@ -70,10 +71,13 @@ def _value(name: str, text: str, spec: str):
         from ..dtypes import explicit
         dt = explicit(text, f"--sweep {spec}:")
         return text, dt.name
-    if not text.isdigit() or not 0 < int(text) <= 1_000_000:
-        raise UsageError(f"--sweep {spec}: {text!r} is not a whole number from 1 to 1,000,000.",
-                         hint=f"{name} takes {AXES[name].what}.")
-    return int(text), int(text)
+    from ..numbers import parse_whole
+
+    n = parse_whole(text)
+    if n is None or not 0 < n <= 1_000_000:
+        raise UsageError(f"--sweep {shown(spec)}: {shown(text)} is not a whole number from 1 to "
+                         "1,000,000.", hint=f"{name} takes {AXES[name].what}.")
+    return n, n
 
 
 def parse_axis(spec: str) -> Axis:
@@ -82,16 +86,16 @@ def parse_axis(spec: str) -> Axis:
     name = name.strip().lower().replace("_", "-")
     known = ", ".join(AXES)
     if not eq:
-        raise UsageError(f"--sweep {spec!r} is not AXIS=v1,v2,...", hint=f"Axes: {known}; e.g. "
+        raise UsageError(f"--sweep {shown(spec)} is not AXIS=v1,v2,...", hint=f"Axes: {known}; e.g. "
                          "--sweep context=8k,32k,128k.")
     if name not in AXES:
         close = difflib.get_close_matches(name, list(AXES), n=1)
-        raise UsageError(f"--sweep {spec!r}: unknown axis {name!r}"
+        raise UsageError(f"--sweep {shown(spec)}: unknown axis {shown(name)}"
                          + (f" (did you mean {close[0]}?)" if close else "") + ".",
                          hint=f"Axes: {known}.")
     texts = [t.strip() for t in rest.split(",")]
     if not rest.strip() or any(not t for t in texts):
-        raise UsageError(f"--sweep {spec!r}: empty value(s); give a comma-separated list such as "
+        raise UsageError(f"--sweep {shown(spec)}: empty value(s); give a comma-separated list such as "
                          f"{name}=" + {"context": "8k,32k,128k", "kv-dtype": "bf16,fp8"}.get(
                              name, "1,2,4") + ".", hint=f"{name} takes {AXES[name].what}.")
     if len(texts) > MAX_VALUES:
@@ -101,7 +105,8 @@ def parse_axis(spec: str) -> Axis:
     for t in texts:
         value, key = _value(name, t, spec)
         if key in seen:
-            raise UsageError(f"--sweep {spec!r}: {t!r} repeats {seen[key]!r} (the same {name}).",
+            raise UsageError(f"--sweep {shown(spec)}: {shown(t)} repeats {shown(seen[key])} "
+                             f"(the same {name}).",
                              hint="Give each value once.")
         seen[key] = t
         values.append(value)
@@ -160,7 +165,9 @@ def cell_result(report: dict, labels: dict) -> dict:
 def run(req, axes: list[Axis]) -> dict:
     """The first cell's report with a `sweep` object of every cell (axis order)."""
     from .build import load_metadata, plan
+    from .request import check_request
 
+    check_request(req)                 # the plan's own refusal, before any cell names itself
     meta = load_metadata(req)          # resolved once: no cell varies what the Hub is asked
     first, cells, warnings = None, [], []
     for i, cell in enumerate(cells_of(axes)):

@@ -43,7 +43,9 @@ def install_hint() -> str:
 
 def check_target(path: str) -> tuple[Path, str]:
     """(path, format) for --plot, refused before any planning when it cannot be written."""
-    target = Path(path)
+    from ..paths import user_path
+
+    target = user_path(path, "--plot")
     fmt = FORMATS.get(target.suffix.lower())
     if fmt is None:
         raise UsageError(f"--plot {path!r}: unknown file type {target.suffix or '(none)'!r}.",
