@@ -130,7 +130,9 @@ def test_a_plain_plan_compiles_no_method_per_class(tmp_path):
     assert {"kvfit.plan.request.PlanRequest", "kvfit.specs.architecture.Architecture",
             "kvfit.hardware.presets.Accelerator", "kvfit.plan.capacity.Capacity"} <= set(classes)
     assert len(classes) >= 25
+    # the plan's Report (kvfit.report.model) is plain frozen dataclasses by design (issue 22)
     generated = {f"{cls}.{m}" for cls, methods in classes.items()
+                 if not cls.startswith("kvfit.report.model.")
                  for m, where in methods.items() if where in ("<string>", dataclasses.__file__)}
     assert sorted(generated) == []
     records = str(ROOT / "kvfit" / "records.py")

