@@ -9,10 +9,10 @@ tensor FP32 scale is a few bytes per layer and is not counted.)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from .errors import UsageError
-from .records import record
 
 WIDTHS = {
     "bf16": Fraction(2), "fp16": Fraction(2), "fp32": Fraction(4),
@@ -30,7 +30,7 @@ SPELLINGS = {
 }
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheDtype:
     """A chosen cache dtype: name, exact bytes per value, and why it was chosen."""
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from dataclasses import dataclass
 from fractions import Fraction
 
 import simpleeval
-
-from .records import record
 
 # threading.local is _thread._local; importing threading (11 classes, 70 KB of bytecode)
 # only for it was more than a hundredth of a plan.
@@ -134,7 +133,7 @@ _ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast
             ast.boolop, ast.cmpop)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Expr:
     """A compiled expression: its text, parsed tree and the names it reads."""
 

@@ -3,14 +3,13 @@ Both are importable from kvfit.errors."""
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from .errors import KvfitError
-from .records import record
 from .textsafe import safe
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     """One spec problem at a source position (1-based line and column)."""
 
@@ -43,7 +42,7 @@ class Problem:
                 "at": safe(self.at) if self.at else self.at}
 
 
-@record
+@dataclass
 class SpecError(KvfitError):
     """One or more problems in spec files, all collected before raising."""
 

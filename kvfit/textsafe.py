@@ -13,6 +13,10 @@ from functools import cache
 
 REDACTED = "***"
 _TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN")
+# URL settings whose userinfo is a secret, however it is spelled (an unencoded "/", "#", "?",
+# "@" or space in a password defeats any URL parser and any pattern)
+_URL_ENV = ("HF_ENDPOINT", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+            "ALL_PROXY", "all_proxy")
 _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
 
 
@@ -21,7 +25,8 @@ def _patterns() -> tuple[re.Pattern, ...]:
     """The secret patterns, compiled on the first message (a plan that prints only its report
     compiles none of them)."""
     return (
-        # scheme://userinfo@host: the userinfo part ends at the last "@" before the path.
+        # scheme://userinfo@host: the userinfo part ends at the last "@" before the path
+        # (the URL settings' userinfo is redacted whole first, however it is spelled).
         re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s?#]*@"),
         re.compile(r"\b(hf_|api_org_)[A-Za-z0-9]{6,}"),
         re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|(?:access|auth|hf)[_-]?token)"
@@ -33,6 +38,9 @@ def redact(text: str) -> str:
     """`text` with URL userinfo, hf_ tokens, Authorization/API-key values and the current
     HF_TOKEN value replaced by ***."""
     userinfo, hf_token, auth, bearer = _patterns()
+    for secret in _env_userinfo():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
     text = userinfo.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     text = hf_token.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = auth.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{REDACTED}", text)
@@ -42,6 +50,23 @@ def redact(text: str) -> str:
         if len(value) >= 8:
             text = text.replace(value, REDACTED)
     return text
+
+
+def _env_userinfo() -> list[str]:
+    """The userinfo of each URL setting (_URL_ENV), longest first, with its password alone and
+    their percent-decoded forms: everything between "://" (or the start) and the last "@"."""
+    from urllib.parse import unquote
+
+    found = set()
+    for name in _URL_ENV:
+        value = os.environ.get(name, "")
+        userinfo = value.partition("://")[2] if "://" in value else value
+        userinfo = userinfo.rpartition("@")[0]
+        password = userinfo.partition(":")[2]
+        for secret in (userinfo, password):
+            if len(secret) >= 3:
+                found.update((secret, unquote(secret)))
+    return sorted(found, key=len, reverse=True)
 
 
 def escape_controls(text: str, *, keep_newlines: bool = True) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..records import record
 
 _NUM = (int, float)
 AUDIT_KEYS = {"name": str, "offline": bool, "min_coverage": _NUM, "min_family_coverage": _NUM,
@@ -18,7 +18,7 @@ HARDWARE_KEYS = {"preset": str, "counts": list}
 SYSTEM_KEYS = {"preset": str, "node_counts": list}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frontier:
     """What to audit. Thresholds are fractions 0-1; contexts as written ('32k', 131072)."""
 

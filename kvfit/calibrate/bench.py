@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import record
 from . import procs
 from .commands import default_bench, fill
 from .metrics import COUNTER, Sampler, counter
@@ -25,7 +25,7 @@ SEED = 0
 SETTLE_READS = 8        # re-reads of the prompt-tokens counter while it is still short
 
 
-@record
+@dataclass(slots=True)
 class Session:
     """What every point shares: config, rules, placeholder values, paths, the server log."""
 

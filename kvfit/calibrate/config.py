@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
-from ..records import record
 from .commands import check_template
 
 _NUM = (int, float)
@@ -26,7 +25,7 @@ KEYS = {
 DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Calibration:
     """The validated [calibration] table. Times in seconds; SLO thresholds in milliseconds."""
 

@@ -10,18 +10,17 @@ run by calibrate.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import KvfitError, UsageError
-from ..records import record, replace
 from . import config
 
 _NOT_ONE = {"systems": "--systems searches several families", "min_gpus": "--min-gpus",
             "max_context": "--max-context"}
 
 
-@record
+@dataclass(slots=True)
 class Deployment:
     """What the sweep needs from the plan (report: the plan report's JSON, which the
     calibration document embeds; planned: the plan's Report)."""

@@ -11,12 +11,12 @@ kvfit lacks (a field, a format it has no storage rule for) makes it unavailable,
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fnmatch import translate
 from functools import lru_cache
 
 from ..errors import KvfitError
 from ..expr import Expr, ExprError
-from ..records import record
 from ..specs.parameters import Tensor
 from ..state.evaluate import head_share
 from ..state.fields import resolve_fields
@@ -32,7 +32,7 @@ class _Unavailable(Exception):
     """Why there is no estimate (one sentence)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorBytes:
     """One spec tensor row: instances counted, elements per instance, stored bytes in all."""
 
@@ -54,7 +54,7 @@ class TensorBytes:
         return -(-self.bytes // tp)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WeightEstimate:
     """Weight bytes estimated from config shapes, per tensor row, with the basis."""
 

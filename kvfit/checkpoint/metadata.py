@@ -6,12 +6,10 @@ object, so a new source plugs in by building one.
 
 from __future__ import annotations
 
-from dataclasses import field
-
-from ..records import record
+from dataclasses import dataclass, field
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileEntry:
     """A file in the checkpoint, path relative to the repo root, size in bytes (None if unknown)."""
 
@@ -19,7 +17,7 @@ class FileEntry:
     size: int | None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Metadata:
     """What kvfit knows about one checkpoint.
 

@@ -17,13 +17,11 @@ not "unknown", because it changes the bytes of every cached token.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from kvfit.checkpoint.metadata import Metadata, once
 from kvfit.checkpoint.quant_floors import _FLOORS, runtime_floor
 from kvfit.errors import ConfigError
-
-from ..records import record
 
 # Nominal bits per stored weight element, scales excluded. AWQ kernels are 4-bit (a declared
 # `bits` overrides); GPTQ has no default width.
@@ -48,7 +46,7 @@ KV_CACHE_DTYPES = frozenset(v for v in _KV.values() if v)
 _HF = "hf_quant_config.json: quantization"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuantSummary:
     """What a checkpoint declares about its quantization.
 
@@ -93,7 +91,7 @@ class QuantSummary:
         return out | {k: sorted(out[k]) for k in ("formats", "sources", "warnings")}
 
 
-@record
+@dataclass(slots=True)
 class _Decl:
     """One parsed declaration: (format, targets) per quantized group, plus exclusions."""
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import ConfigError, UsageError
-from ..records import record
 from .metadata import Metadata
 
 GIB = 1024**3
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Weights:
     """Total checkpoint weight bytes (None if unknown), with provenance."""
 

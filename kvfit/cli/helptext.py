@@ -8,7 +8,7 @@ substitutes fixtures for them); every other word runs as written.
 
 from __future__ import annotations
 
-from ..records import record
+from dataclasses import dataclass
 
 SUMMARY = ("will a Hugging Face checkpoint fit these GPUs at this context and concurrency, "
            "and if not, what would")
@@ -38,7 +38,7 @@ CAPACITY = ("Without --engine the static bound (weights + counted state within t
 ROPE = '\'{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}\''
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Example:
     """One example command line (without the leading `kvfit`) and what it shows."""
 

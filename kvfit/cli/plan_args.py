@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from .. import __version__
 
@@ -23,11 +21,7 @@ def __getattr__(name: str):
 
 class Parser(argparse.ArgumentParser):
     """argparse with kvfit's one-paragraph usage errors (exit 2); the epilog is composed
-    only when help is formatted. Its help is wrapped as argparse's HelpFormatter wraps it
-    (WrappingFormatter: the same width, found without shutil) unless a formatter is given."""
-
-    def __init__(self, *args, formatter_class=None, **kwargs):
-        super().__init__(*args, formatter_class=formatter_class or WrappingFormatter, **kwargs)
+    only when help is formatted."""
 
     def error(self, message):
         from ..errors import UsageError
@@ -41,38 +35,8 @@ class Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-def _columns() -> int:
-    """shutil.get_terminal_size().columns (its rule: $COLUMNS, else the terminal on
-    sys.__stdout__, else 80) without importing shutil, which loads zlib, bz2 and lzma."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-        columns = columns or 80
-    return columns
-
-
-class _Width:
-    """argparse's default formatter width, from _columns(). argparse makes a formatter in
-    every add_argument (to check a metavar), and its own width lookup imports shutil: a
-    fiftieth of a plan."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position,
-                         _columns() - 2 if width is None else width)
-
-
-class Formatter(_Width, argparse.RawDescriptionHelpFormatter):
-    """argparse's RawDescriptionHelpFormatter at the same default width, without shutil."""
-
-
-class WrappingFormatter(_Width, argparse.HelpFormatter):
-    """argparse's HelpFormatter at the same default width, without shutil."""
+# argparse's RawDescriptionHelpFormatter: descriptions and epilogs keep their own line breaks
+Formatter = argparse.RawDescriptionHelpFormatter
 
 
 def build_parser() -> argparse.ArgumentParser:

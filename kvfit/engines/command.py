@@ -8,14 +8,13 @@ needs and, when it spans hosts, what each host runs.
 from __future__ import annotations
 
 import shlex
-from dataclasses import field
+from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
-from ..records import record, replace
 from ..report.words import count
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Launch:
     """One deployment to start: the model, its layout, and the knobs the plan resolved.
 

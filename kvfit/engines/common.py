@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import field
-
-from ..records import record
+from dataclasses import dataclass, field
 
 GIB, MIB = 1024**3, 1024**2
 
@@ -22,7 +20,7 @@ def gib(n: float | int | None) -> str:
     return "n/a" if n is None else f"{n / GIB:.2f} GiB"
 
 
-@record
+@dataclass(slots=True)
 class Inputs:
     """Everything a prediction needs besides the engine rules and flags.
 

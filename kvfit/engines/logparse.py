@@ -14,10 +14,9 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from ..records import record
 
 # Every pattern reads a long digit run in linear time: the quantifiers of _NUM are possessive
 # (it is always followed by " tokens", which no shorter split could meet) and a number that
@@ -86,7 +85,7 @@ _SGLANG_MARKS = ("KV Cache is allocated", "max_total_num_tokens=", "server_args=
 _RANK = re.compile(r"(?:Worker_TP|\bTP)(\d+)")
 
 
-@record
+@dataclass(slots=True)
 class LogFacts:
     """What a start-up log states. printed: name -> number; flags: engine argument names."""
 

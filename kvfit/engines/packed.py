@@ -41,8 +41,8 @@ MLA (11 x 4,456,448 latent + 11 x 143,616 pooled index: balanced, floor 11) and 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from ..records import replace
 from .pages import Group, Grouping, LayerPage, page_bytes
 
 RULE = ("engine rule vllm/v1/core/kv_cache_planning.py:914-1041 (packed groups of layers with "

@@ -19,16 +19,15 @@ layer slots: 10 x 131,072 = 1,310,720 B.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
-
-from ..records import record
 
 FAMILY = {"full": "full", "latent": "full", "index": "full", "draft": "full",
           "sliding": "sliding", "chunked": "chunked", "compressed": "compressed",
           "constant": "recurrent"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LayerPage:
     """One family of cache layers on one rank.
 
@@ -48,7 +47,7 @@ class LayerPage:
     page_alignment: int | None = None  # bytes each block's page is rounded up to
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Group:
     """One vLLM KV-cache group: `slots` layer slots (real + phantom) of one spec.
 
@@ -65,7 +64,7 @@ class Group:
     ratio: int | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Grouping:
     """How the pool is cut: groups, phantom padding layers, and bytes per block (one rank)."""
 

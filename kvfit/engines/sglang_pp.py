@@ -18,7 +18,8 @@ the 32 layers per stage, 16 x 8 x (128 + 128) x 2 B = 65,536 B per token on each
 
 from __future__ import annotations
 
-from ..records import replace
+from dataclasses import replace
+
 from .common import MIB, flag, num
 from .pages import layer_pages
 

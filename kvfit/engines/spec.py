@@ -8,96 +8,40 @@ each block that covers 0.33. Every rule value keeps the `source` it was written 
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cache
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from ..errors import UsageError
 from ..paths import specs_dir
-from ..records import record
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
 
 ENGINES = ("vllm", "sglang")
 
 
-def parse_version(text: str):
-    """The PEP 440 version (packaging's Version) of an engine release ('0.33.0', 'v0.33.0rc1',
-    '0.33.0+cu128', '0.11.1.dev42+g1a2b3c'), or None when it is not one. Ordering is PEP 440's:
-    a dev build or release candidate of 0.34 comes after 0.33 and before 0.34.0."""
-    from packaging.version import InvalidVersion, Version
-
+def parse_version(text: str) -> Version | None:
+    """The PEP 440 version of an engine release ('0.33.0', 'v0.33.0rc1', '0.33.0+cu128',
+    '0.11.1.dev42+g1a2b3c'), or None when it is not one. Ordering is PEP 440's: a dev build or
+    release candidate of 0.34 comes after 0.33 and before 0.34.0."""
     try:
         return Version(str(text).strip())
     except InvalidVersion:
         return None
 
 
-def _version(text: str):
-    """What rules_for compares: a final release ('0.33.0') as its release numbers without
-    trailing zeros, (0, 33), which PEP 440 compares zero-padded, so these tuples order as the
-    versions do and a plan at a spec's default version never imports packaging (most of an
-    engine lookup's time); anything else as parse_version reads it."""
-    release = _release(text)
-    return release if release is not None else parse_version(text)
-
-
-class _Release(tuple):
-    """A final release's numbers without trailing zeros, and the text they were read from."""
-
-    text: str
-
-
-def _release(text: str) -> _Release | None:
-    """(0, 33) for '0.33.0' or '0.33': a final release of ASCII digits and dots; else None."""
-    text = str(text).strip()
-    parts = text.split(".")
-    if not all(p.isascii() and p.isdigit() for p in parts):
-        return None
-    numbers = [int(p) for p in parts]
-    while numbers and numbers[-1] == 0:
-        numbers.pop()
-    release = _Release(numbers)
-    release.text = text
-    return release
-
-
-# The comparisons whose PEP 440 meaning, between two final releases, is plain ordering of the
-# zero-padded release numbers (`<V` excludes only pre-releases of V, `>V` only its post and
-# local releases; a final release is neither). ~=, === and wildcards go to packaging.
-_ORDERED = {">=": tuple.__ge__, "<=": tuple.__le__, "==": tuple.__eq__, "!=": tuple.__ne__,
-            ">": tuple.__gt__, "<": tuple.__lt__}
-
-
-def _plain_range(spec: str) -> list | None:
-    """[(compare, release)] for a range of ordered comparisons with final releases, else None."""
-    out = []
-    for clause in spec.split(","):
-        clause = clause.strip()
-        op = clause[:2] if clause[:2] in _ORDERED else clause[:1]
-        release = _release(clause[len(op):]) if op in _ORDERED and clause[:3] != "===" else None
-        if release is None:
-            return None
-        out.append((_ORDERED[op], release))
-    return out
-
-
-def in_range(version, spec: str) -> bool:
-    """True when `version` (parse_version's, or a final release from _version) satisfies the
-    PEP 440 specifier `spec` (">=0.21,<0.34"); engine dev builds and release candidates count
-    as the versions they are (prereleases allowed). A final release against ordered
-    comparisons of final releases is compared directly; anything else is packaging's answer."""
-    plain = _plain_range(spec) if isinstance(version, _Release) else None
-    if plain is not None:
-        return all(compare(version, bound) for compare, bound in plain)
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
+def in_range(version: Version, spec: str) -> bool:
+    """True when `version` satisfies the PEP 440 specifier `spec` (">=0.21,<0.34"); engine dev
+    builds and release candidates count as the versions they are (prereleases allowed)."""
     try:
-        return SpecifierSet(spec).contains(_pep440(version), prereleases=True)
+        return SpecifierSet(spec).contains(version, prereleases=True)
     except InvalidSpecifier:
         raise UsageError(f"bad version range {spec!r}") from None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rules:
     """The rules and estimates that apply to one engine version.
 
@@ -203,13 +147,6 @@ def installed_version(engine: str) -> str | None:
         return None
 
 
-def _pep440(version):
-    """packaging's Version of a _version result."""
-    from packaging.version import Version
-
-    return Version(version.text) if isinstance(version, _Release) else version
-
-
 def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     """Rules for `engine` at `version` (None: the spec's default version, marked assumed).
 
@@ -218,10 +155,8 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     spec = load_spec(engine)
     assumed = version is None
     version = version or spec["default_version"]
-    vt, newest = _version(version), spec["default_version"]
-    newest_vt = _version(newest)
-    if isinstance(vt, _Release) != isinstance(newest_vt, _Release) and None not in (vt, newest_vt):
-        vt, newest_vt = _pep440(vt), _pep440(newest_vt)      # compare both as packaging does
+    vt, newest = parse_version(version), spec["default_version"]
+    newest_vt = parse_version(newest)
     blocks = [b for b in spec["versions"] if vt is not None and in_range(vt, b["versions"])]
     extrapolated, applies = None, vt     # `applies`: the version whose rules are used
     if not blocks and not strict and vt is not None and vt > newest_vt:

@@ -6,19 +6,18 @@ resolution follows the engine's own `--kv-cache-dtype` rules (engines.md §3), t
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from .. import dtypes
 from ..checkpoint import kv_auto
 from ..checkpoint.metadata import Metadata
 from ..checkpoint.quant import summarize
 from ..errors import UsageError
-from ..records import record
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 
 
-@record
+@dataclass(slots=True)
 class EngineState:
     """What the engine caches for this checkpoint: components plus the facts behind them."""
 

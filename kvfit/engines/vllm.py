@@ -10,8 +10,8 @@ request a request needs 1,024 blocks -> 29,751 / 1,024 = 29.05x concurrency.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from ..records import replace
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
 from .packed import RULE as PACKED_RULE

@@ -14,8 +14,8 @@ Each stage's memory is profiled on its own weights; only the last stage runs the
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from ..records import replace
 from .common import num
 from .pages import layer_pages, page_bytes
 

@@ -13,9 +13,9 @@ preset matches, the run exits 2 with one paragraph.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
-from ..records import record
 
 QUERY = ["--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"]
 # nvidia-smi product names -> preset ids (case-insensitive regex, first match wins).
@@ -40,7 +40,7 @@ NO_TOOL_HINT = ("Name the accelerator instead: --hardware h100-80 --gpus 8, --sy
                 "or --hardware custom:<GiB> (`kvfit --list-hardware` lists the presets).")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Gpu:
     """One line of nvidia-smi: name, total and free MiB (None where it reports [N/A])."""
 
@@ -174,8 +174,6 @@ def seen(system, gpus) -> tuple[dict, int]:
 def apply(req, warnings: list[str]):
     """(request on the detected preset, the report's `detected_hardware`) for --hardware auto;
     the request unchanged and None otherwise."""
-    from ..records import replace
-
     if req.memory_basis == "free" and str(req.hardware or "").casefold() != "auto":
         raise UsageError("--memory-basis free budgets from the free memory nvidia-smi reports, "
                          "so it needs --hardware auto.", hint="Add --hardware auto, or use "

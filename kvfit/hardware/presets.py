@@ -4,18 +4,18 @@ basis."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 from ..errors import UsageError
 from ..paths import specs_dir
-from ..records import record
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
 
 GIB, MIB = 1024**3, 1024**2
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Accelerator:
     """One accelerator type. Memory figures in GiB/MiB as the spec gives them (None if unknown)."""
 
@@ -138,7 +138,7 @@ def alias_note(text: str | None) -> str | None:
             f"{', '.join(others)}.")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class System:
     """A complete system (one 'node'): accelerators and its scale-up domain."""
 

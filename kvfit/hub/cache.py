@@ -39,9 +39,9 @@ def cache_root() -> Path:
         return Path(explicit).expanduser()
     home = os.environ.get("HF_HOME")
     if not home:
-        from huggingface_hub import constants
+        from .transport import hf_constants
 
-        home = constants.HF_HOME
+        home = hf_constants().HF_HOME
     return Path(home).expanduser() / "kvfit"
 
 

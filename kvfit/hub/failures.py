@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..errors import HubError
-from ..records import record
+from ..errors import HubError, KvfitError
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class HubUnreachable(HubError):
     """The endpoint could not be contacted at all (DNS, refused connection, offline mode)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Where:
     """What was being read, for messages: endpoint URL (credentials already redacted), repo id,
     revision, file, timeout (s)."""
@@ -55,7 +55,7 @@ def with_retries(call: Callable[[], T], where: Where,
     for attempt in range(1, ATTEMPTS + 1):
         try:
             return call()
-        except HubError:
+        except KvfitError:
             raise
         except Exception as exc:  # noqa: BLE001 - every library failure is translated below
             wait = _retry_wait(exc, attempt)
@@ -81,43 +81,62 @@ def _retry_wait(exc: Exception, attempt: int) -> float | None:
 
 
 def status_of(exc: Exception) -> int | None:
-    """The HTTP status of an error answer (http_get.HttpStatusError), else None."""
-    return getattr(exc, "status", None) if hasattr(exc, "headers") else None
+    """The HTTP status of an error answer (huggingface_hub's HfHubHTTPError), else None."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    return exc.response.status_code if isinstance(exc, HfHubHTTPError) else None
+
+
+MAX_RETRY_AFTER_CHARS = 12
 
 
 def retry_after(exc: Exception) -> float | None:
-    """The Retry-After header of an HTTP error answer, in seconds, when numeric."""
-    headers = getattr(exc, "headers", None)
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
+    """The Retry-After header of an HTTP error answer, in seconds: ASCII digits with an
+    optional fraction, at most MAX_RETRY_AFTER_CHARS long; else None (an HTTP date too)."""
+    value = (exc.response.headers.get("Retry-After") or "").strip() \
+        if status_of(exc) is not None else ""
+    whole, _, fraction = value.partition(".")
+    if (not value or len(value) > MAX_RETRY_AFTER_CHARS or not value.isascii()
+            or not whole.isdigit() or not (fraction == "" or fraction.isdigit())):
         return None
+    return float(value)
 
 
 def _kind(exc: Exception) -> str:
-    """Classify a non-HTTP failure: "timeout" | "unreachable" | "dropped" | "other"."""
-    from .http_get import ConnectFailed, Dropped
+    """Classify a failure without an HTTP status: "timeout" | "unreachable" | "dropped" |
+    "redirects" | "bad-url" | "other". A ValueError is the URL parser's (the library's hooks
+    read the URL's port) or a header that does not encode."""
+    import httpx2
+    from huggingface_hub.errors import OfflineModeIsEnabled
 
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, (TimeoutError, httpx2.TimeoutException)):
         return "timeout"
-    if isinstance(exc, ConnectFailed):
+    if isinstance(exc, (OfflineModeIsEnabled, httpx2.ConnectError, httpx2.ProxyError,
+                        httpx2.UnsupportedProtocol)):
         return "unreachable"
-    if isinstance(exc, Dropped):
+    if isinstance(exc, (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError,
+                        httpx2.DecodingError)):
         return "dropped"
+    if isinstance(exc, httpx2.TooManyRedirects):
+        return "redirects"
+    if isinstance(exc, (httpx2.InvalidURL, httpx2.LocalProtocolError, ValueError)):
+        return "bad-url"
     return "other"
 
 
 def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
-    """One paragraph per failure kind; HubUnreachable when the endpoint never answered."""
+    """One paragraph per failure kind; HubUnreachable when the endpoint never answered.
+    The library's own exception text is not printed (it can hold parts of a URL's userinfo);
+    only its class name is, where it helps."""
     status = status_of(exc)
     if status is not None:
         return _http_error(status, exc, where, attempts)
     kind = _kind(exc)
+    name = type(exc).__name__
     if kind == "unreachable":
         return HubUnreachable(f"could not connect to {where.endpoint} to read {where.what} "
-                              f"({getattr(exc, 'detail', exc.__class__.__name__)}).",
-                              hint="Check the network, proxy settings and HF_ENDPOINT.")
+                              f"({name}).", hint="Check the network, proxy settings and "
+                              "HF_ENDPOINT.")
     if kind == "timeout":
         return HubError(f"{where.endpoint} did not answer within {where.timeout:g} s (--timeout: "
                         "one budget for all of the plan's Hub requests, counted from kvfit's "
@@ -125,25 +144,39 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
                         hint="Retry with a longer timeout, or plan offline from the catalog.")
     if kind == "dropped":
         return HubError(f"the connection closed before the full response for {where.what} "
-                        f"arrived ({attempts} attempt(s)).", hint="Retry; the Hub or a proxy "
-                        "cut the transfer short.")
-    return HubError(f"reading {where.what} from {where.endpoint} failed: "
-                    f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                        f"arrived, or the answer broke HTTP framing ({name}, {attempts} "
+                        "attempt(s)).", hint="Retry; the Hub or a proxy cut the transfer short "
+                        "or garbled it.")
+    if kind == "redirects":
+        return HubError(f"{where.endpoint} redirected the request for {where.what} too many "
+                        "times (a redirect loop).", hint="Check HF_ENDPOINT and any proxy in "
+                        "between.")
+    if kind == "bad-url":
+        return HubError(f"the request for {where.what} to {where.endpoint} could not be sent: "
+                        f"the URL or a header is not valid HTTP ({name}).", hint="Check "
+                        "HF_ENDPOINT (percent-encode reserved characters in a user name or "
+                        "password) and HF_TOKEN.")
+    return HubError(f"reading {where.what} from {where.endpoint} failed ({name}).")
 
 
 def _http_error(status: int, exc: Exception, where: Where, attempts: int) -> HubError:
-    """Messages for HTTP status failures (401, 403, 404, 429, 5xx and the rest), told apart by
-    status and the X-Error-Code / X-Error-Message headers as hf_raise_for_status does."""
-    code = exc.headers.get("X-Error-Code", "")
-    said = exc.headers.get("X-Error-Message", "")
+    """Messages for HTTP status failures (401, 403, 404, 429, 5xx and the rest): the error class
+    hf_raise_for_status chose (from X-Error-Code / X-Error-Message), then the status."""
+    from huggingface_hub import errors
+
+    code = ("RevisionNotFound" if isinstance(exc, errors.RevisionNotFoundError)
+            else "EntryNotFound" if isinstance(exc, errors.RemoteEntryNotFoundError)
+            else "GatedRepo" if isinstance(exc, errors.GatedRepoError) else "")
+    said = exc.response.headers.get("X-Error-Message", "")
     repo = where.repo_id
     if code == "RevisionNotFound" or code == "EntryNotFound":
         return _not_found(code, where)
-    if said == "Access to this resource is disabled.":
+    if isinstance(exc, errors.DisabledRepoError):
         return HubError(f"the Hub has disabled access to {repo} (HTTP {status}).",
                         hint="The repository was disabled by its owner or the Hub; pick "
                         "another checkpoint.")
-    if status == 401 and said == "Invalid credentials in Authorization header":
+    if status == 401 and not isinstance(exc, errors.RepositoryNotFoundError) \
+            and said == "Invalid credentials in Authorization header":
         return HubError(f"the Hub rejected the token in use as invalid while reading "
                         f"{where.what} (HTTP 401).", hint="Set HF_TOKEN to a valid token (or "
                         "run `hf auth login` again), or unset it to read public repositories.")

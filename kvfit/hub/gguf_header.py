@@ -12,11 +12,11 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from ..errors import ConfigError
-from ..records import record
 from .gguf_bounds import Incomplete, scan
 
 FIRST_READ_BYTES = 8 * 2**20
@@ -25,7 +25,7 @@ MAX_KEPT_ARRAY = 4096
 _PARSE_ERRORS = (ValueError, IndexError, KeyError, OverflowError, TypeError, UnicodeDecodeError)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GgufHeader:
     """One GGUF file's header.
 

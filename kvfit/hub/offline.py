@@ -7,9 +7,10 @@ neither could answer. Hub answers such as 401/404 never lead here: those are rea
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..checkpoint.metadata import Metadata
 from ..errors import HubError
-from ..records import replace
 from .cache import MetadataCache
 from .catalog import load_entry, lookup_catalog
 from .reference import Reference

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from ..errors import UsageError
-from ..records import record
 
 HUB_HOSTS = ("huggingface.co", "www.huggingface.co", "hf.co")
 ARTIFACT_SUFFIXES = (".safetensors", ".gguf")
@@ -26,7 +26,7 @@ _SEGMENT = re.compile(r"[A-Za-z0-9._+=@,()\[\]-]+")
 _URL_VERBS = ("tree", "blob", "resolve")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     """A parsed model reference.
 

@@ -15,11 +15,11 @@ import json
 import math
 import struct
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..checkpoint.metadata import FileEntry
 from ..errors import ConfigError
-from ..records import record
 
 MAX_HEADER_BYTES = 100_000_000
 FIRST_READ_BYTES = 128 * 1024
@@ -33,7 +33,7 @@ MAX_U64 = 2**64 - 1
 ReadRange = Callable[[str, int, int], bytes]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorHeader:
     """One tensor: the file holding it, safetensors dtype, shape, and stored size in bytes."""
 

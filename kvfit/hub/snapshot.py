@@ -14,8 +14,9 @@ config.json), not three.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..checkpoint.metadata import FileEntry
-from ..records import record
 from .cache import MetadataCache
 from .transport import HubClient, RepoInfo
 
@@ -29,7 +30,7 @@ INDEX = "model.safetensors.index.json"
 _KEY = "snapshot"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Metadata of one commit: files with sizes (bytes) and the parsed JSON files it has."""
 

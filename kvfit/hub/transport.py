@@ -1,10 +1,12 @@
-"""Talk to the Hub as huggingface_hub does: its endpoint, URLs, token and headers, and the
-errors hf_raise_for_status tells apart; the few GETs themselves go through http_get.
+"""Talk to the Hub through huggingface_hub: its session (session.py), its request headers and
+token (build_hf_headers), its file URLs (hf_hub_url) and its errors (hf_raise_for_status, turned
+into kvfit's paragraphs by failures.py).
 
-Every file is read at a full commit sha (never at a branch), so a branch that moves while
-kvfit runs cannot mix two commits. Small files are fetched with one GET each; weight-file
-headers with HTTP Range requests that stop reading once the requested bytes arrived.
-Environment (HF_ENDPOINT, HF_HUB_OFFLINE) is read when a client is made, not at import.
+What is kvfit's own: every file is read at a full commit sha (never at a branch), so a branch
+that moves while kvfit runs cannot mix two commits; all of a plan's requests share one
+--timeout budget; bodies are capped once decoded; weight-file headers are read with HTTP
+Range requests that stop once the requested bytes arrived. Environment (HF_ENDPOINT,
+HF_HUB_OFFLINE) is read when a client is made, not at import.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 
 from ..checkpoint.metadata import FileEntry
-from ..errors import ConfigError, HubError
-from ..records import record
+from ..errors import ConfigError, HubError, UsageError
 from ..textsafe import redact
 from .deadline import Budget, check_timeout, read_capped, run_with_deadline
 from .failures import HubUnreachable, Where, with_retries
@@ -24,10 +26,22 @@ FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _TRUE = ("1", "on", "yes", "true")
 
 
+def hf_constants():
+    """huggingface_hub.constants; UsageError when the library refuses the environment while
+    importing them (HF_ENDPOINT='http://[::1' raises ValueError there)."""
+    try:
+        from huggingface_hub import constants
+    except ValueError as exc:
+        raise UsageError(f"HF_ENDPOINT {redact(os.environ.get('HF_ENDPOINT', ''))!r} is not a "
+                         f"URL huggingface_hub accepts ({type(exc).__name__}).",
+                         hint="Set HF_ENDPOINT to an http(s):// URL such as "
+                         "https://huggingface.co, or unset it.") from None
+    return constants
+
+
 def current_endpoint() -> str:
     """The Hub endpoint: HF_ENDPOINT as set now, else huggingface_hub's default."""
-    from huggingface_hub import constants
-
+    constants = hf_constants()
     return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
 
 
@@ -35,12 +49,10 @@ def offline_requested() -> bool:
     """HF_HUB_OFFLINE (or huggingface_hub's own offline flag) is on."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE:
         return True
-    from huggingface_hub import constants
-
-    return constants.is_offline_mode()
+    return hf_constants().is_offline_mode()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RepoInfo:
     """A revision resolved by the Hub: full commit sha and every file with its size (bytes)."""
 
@@ -69,29 +81,15 @@ class HubClient:
         self.endpoint = (endpoint or current_endpoint()).rstrip("/")
         self.shown = redact(self.endpoint)  # the endpoint as messages may print it
         self._headers: dict | None = None
-        self._pool = None     # http_get.Connections, made (and http.client imported) on first use
 
     def headers(self) -> dict:
-        """huggingface_hub's request headers (token, user agent; request_headers.py), built
-        once per client."""
+        """huggingface_hub's request headers (token, user agent), built once per client."""
         if self._headers is None:
-            from .request_headers import hf_headers
-
-            self._headers = hf_headers()
+            self._headers = hub_headers()
         return dict(self._headers)
 
     def close(self) -> None:
-        """Close the client's idle keep-alive connections."""
-        if self._pool is not None:
-            self._pool.close()
-
-    @property
-    def _http(self):
-        if self._pool is None:
-            from .http_get import Connections
-
-            self._pool = Connections()
-        return self._pool
+        """Nothing to release: the session is the library's, shared and kept open."""
 
     def __enter__(self) -> HubClient:
         return self
@@ -102,10 +100,11 @@ class HubClient:
     def repo_info(self, repo_id: str, revision: str | None) -> RepoInfo:
         """Resolve `revision` (None = default branch) to a full sha, with file sizes.
 
-        The reply is read for the two fields kvfit uses (sha, siblings) rather than through
-        huggingface_hub's ModelInfo, whose module (hf_api) is most of the library's import
-        time and memory; the URL, query (blobs=true) and headers are those of the library's
-        model_info(files_metadata=True)."""
+        The request is HfApi.model_info(files_metadata=True)'s (hf_api.py: its URL and
+        ?blobs=True), sent through the library's session as a stream, because model_info
+        reads the whole reply into memory before returning and a reply from a hostile
+        endpoint must stay capped; the two fields kvfit uses (sha, siblings) are then
+        checked strictly here."""
         from urllib.parse import quote
 
         url = f"{self.endpoint}/api/models/{repo_id}" + (
@@ -114,7 +113,7 @@ class HubClient:
         self._step(where.what)
 
         def call() -> dict:
-            body = self._stream(url + "?blobs=true", None, MAX_INFO_BYTES, where.what)
+            body = self._stream(url, None, MAX_INFO_BYTES, where.what, params={"blobs": True})
             try:
                 data = json.loads(body)
             except (ValueError, RecursionError):
@@ -165,31 +164,59 @@ class HubClient:
         where = Where(self.shown, repo_id, sha, path, self.timeout)
         self._step(where.what)
         return with_retries(lambda: self._stream(url, span, MAX_FILE_BYTES_READ, where.what,
-                                                 seen), where, self.budget.left)
+                                                 seen=seen), where, self.budget.left)
 
     def _step(self, what: str) -> None:
         if self.progress is not None:
             self.progress.step(f"reading {what}")
 
-    def _stream(self, url: str, span: tuple[int, int] | None, cap: int, what: str,
-                seen: dict | None = None) -> bytes:
-        """One GET under the whole-request deadline; the body decoded and capped. `seen`
-        receives "hops": the headers of every answer on the way (redirects, then the last)."""
+    def _stream(self, url: str, span: tuple[int, int] | None, cap: int, what: str, *,
+                params: dict | None = None, seen: dict | None = None) -> bytes:
+        """One GET through the library's session under the whole-request deadline; error
+        answers raised by hf_raise_for_status; the body decoded and capped. `seen` receives
+        "hops": the headers of every answer on the way (redirects, then the last)."""
         headers = self.headers()
         if span is not None:
             headers["Range"] = f"bytes={span[0]}-{span[0] + span[1] - 1}"
+        left = self.budget.left()
 
         def work(deadline) -> bytes:
-            with self._http.get(url, headers, self.timeout) as resp:
+            from huggingface_hub.utils import hf_raise_for_status
+
+            from .session import limited
+
+            with limited(deadline, cap, what) as session, session.stream(
+                    "GET", url, params=params, headers=headers, timeout=max(left, 0.001),
+                    follow_redirects=True) as resp:
+                hf_raise_for_status(resp)
                 deadline.check()
-                if span is not None and resp.status == 200 and span[0] > 0:
+                if span is not None and resp.status_code == 200 and span[0] > 0:
                     raise HubError(f"{self.shown} ignored an HTTP Range request for {what}.")
                 if seen is not None:
-                    seen["hops"] = [*resp.hops, resp.headers]
-                return read_capped(resp.chunks(), deadline, cap=cap, what=what,
+                    seen["hops"] = [*(r.headers for r in resp.history), resp.headers]
+                return read_capped(resp.iter_bytes(), deadline, cap=cap, what=what,
                                    want=span[1] if span else None)
 
-        return run_with_deadline(work, self.budget.left())
+        return run_with_deadline(work, left)
+
+
+def hub_headers() -> dict[str, str]:
+    """huggingface_hub's build_hf_headers for kvfit: the token the library would send (HF_TOKEN,
+    the stored token, HF_HUB_DISABLE_IMPLICIT_TOKEN) and a kvfit user agent. kvfit sends no
+    telemetry, so the user agent is built with the library's telemetry off: otherwise it asks
+    the endpoint for its agent-harness registry (utils/_detect_agent.py), a request a plan has
+    no use for. The user's setting is restored at once."""
+    from huggingface_hub.utils import build_hf_headers
+
+    from .. import __version__
+
+    constants = hf_constants()
+    was = constants.HF_HUB_DISABLE_TELEMETRY
+    constants.HF_HUB_DISABLE_TELEMETRY = True
+    try:
+        return build_hf_headers(library_name="kvfit", library_version=__version__)
+    finally:
+        constants.HF_HUB_DISABLE_TELEMETRY = was
 
 
 class FirstRead:
@@ -215,23 +242,31 @@ def _size_of(hops: list) -> int | None:
     """X-Linked-Size (an LFS file's size, on the resolve redirect), else the last answer's
     Content-Range total ("bytes a-b/total"); None if neither is a byte count."""
     for headers in hops:
-        value = (headers.get("X-Linked-Size") or "").strip()
-        if value.isdigit() and int(value) <= MAX_FILE_BYTES:
-            return int(value)
-    total = (hops[-1].get("Content-Range") or "").rpartition("/")[2].strip()
-    return int(total) if total.isdigit() and int(total) <= MAX_FILE_BYTES else None
+        size = byte_count(headers.get("X-Linked-Size"))
+        if size is not None:
+            return size
+    return byte_count((hops[-1].get("Content-Range") or "").rpartition("/")[2])
+
+
+MAX_COUNT_DIGITS = 16      # 10**16 bytes: above MAX_FILE_BYTES, far below int()'s digit limit
+
+
+def byte_count(text: str | None) -> int | None:
+    """A header's byte count: ASCII digits only, at most MAX_COUNT_DIGITS of them, at most
+    MAX_FILE_BYTES; None for anything else ("*", "1e3", a 5,000-digit number, a superscript digit)."""
+    text = (text or "").strip()
+    if not text or len(text) > MAX_COUNT_DIGITS or not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if value <= MAX_FILE_BYTES else None
 
 
 def file_url(endpoint: str, repo_id: str, revision: str, path: str) -> str:
-    """A file's resolve URL, as huggingface_hub.hf_hub_url spells it (its URL template and
-    quoting) for a model repo on `endpoint`, without importing file_download."""
-    from urllib.parse import quote
+    """A file's resolve URL for a model repo on `endpoint` (huggingface_hub.hf_hub_url)."""
+    hf_constants()
+    from huggingface_hub import hf_hub_url
 
-    from huggingface_hub import constants
-
-    url = constants.HUGGINGFACE_CO_URL_TEMPLATE.format(
-        repo_id=repo_id, revision=quote(revision, safe=""), filename=quote(path))
-    return endpoint + url[len(constants.ENDPOINT):] if url.startswith(constants.ENDPOINT) else url
+    return hf_hub_url(repo_id, path, revision=revision, endpoint=endpoint)
 
 
 MAX_FILE_BYTES = 2**50      # 1 PiB: no single checkpoint file is larger

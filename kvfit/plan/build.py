@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import field
-from dataclasses import replace as dc_replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
-from ..records import record, replace
 from ..report.model import Report, freeze
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
@@ -31,7 +29,7 @@ REPORT_VERSION = 2
 PARALLELISMS = ("tp", "sglang-dpa", "vllm-dp-ep")
 
 
-@record
+@dataclass(slots=True)
 class Model:
     """Everything placements need about the checkpoint; `at(ctx)` re-counts the state."""
 
@@ -391,8 +389,8 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     out = assemble(report | {"suggestions": [], "warnings": warnings})
     if out.fits is False and req.suggest and out.hardware:
         from .suggest import suggestions
-        out = dc_replace(out, suggestions=suggestions(req, m, out, asked))
+        out = replace(out, suggestions=suggestions(req, m, out, asked))
     if check is not None:
         from ..preflight import run_check
-        out = dc_replace(out, engine_check=freeze(run_check(check, req, m.meta, out)))
-    return dc_replace(out, warnings=tuple(warnings))
+        out = replace(out, engine_check=freeze(run_check(check, req, m.meta, out)))
+    return replace(out, warnings=tuple(warnings))

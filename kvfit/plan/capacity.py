@@ -17,9 +17,8 @@ Sequences per engine instance (one DP replica / one attention-DP group):
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..records import record
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
@@ -28,7 +27,7 @@ POINTER = ("weights + counted per-sequence state within the budget; add --engine
            "--engine sglang for the engine's own allocator")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Capacity:
     """Which model answers, and what it needs besides a layout.
 

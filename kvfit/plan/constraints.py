@@ -13,10 +13,8 @@ engine that would start it).
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from math import gcd
-
-from ..records import record
 
 MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
@@ -26,7 +24,7 @@ NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 _KIND = {"fp8-block": "FP8", "int8-block": "INT8"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """What the engines say about one (dense TP, experts' TP) pair."""
 
@@ -52,7 +50,7 @@ def _dense_layers(root: dict) -> bool:
             or bool(root.get("mlp_only_layers")) or (isinstance(step, int) and step > 1))
 
 
-@record
+@dataclass(slots=True)
 class Judge:
     """The checkpoint's facts and the engine rules to check layouts against."""
 

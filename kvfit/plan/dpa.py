@@ -28,16 +28,16 @@ backend replicates them (capacity over-stated).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
-from ..records import record
 from ..report.words import count
 from .layouts import Budget, capacity, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Profile:
     """An engine's attention-DP + EP mode: names, flags and pool padding rule (tokens)."""
 

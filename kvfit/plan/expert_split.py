@@ -12,11 +12,10 @@ repeats per routed expert with `experts:`). The same rows serve two purposes:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from ..records import record
 
-
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Split:
     """Routed and other bytes of an estimate (bytes), the routed-expert count, and rows."""
 

@@ -10,9 +10,9 @@ read the report's recommended layout (kvfit.plan.layouts.recommended_layout), it
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from ..errors import KvfitError
-from ..records import record, replace
 from ..report.model import ABSENT
 from ..textsafe import safe
 
@@ -21,7 +21,7 @@ STATUSES = (FITS, DOES_NOT_FIT, NOT_JUDGED, REFUSED)
 WEIGHT_BASIS = {"safetensors index": "index", "config estimate": "estimate"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """A checkpoint to plan: a catalog repo id or a local folder, and its quantized siblings."""
 

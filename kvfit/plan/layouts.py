@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from ..records import record
 from ..report.words import count, number
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
@@ -12,7 +12,7 @@ from .systems import Topology, placement
 GIB = 1024**3
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Budget:
     """Per-accelerator budget: memory x utilization, minus a fixed runtime reserve (bytes)."""
 

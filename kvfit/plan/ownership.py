@@ -16,18 +16,18 @@ Experts are owned in contiguous blocks: with EP=e and E experts, rank r owns exp
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..checkpoint.jsonfile import parse_json
 from ..checkpoint.metadata import Metadata
 from ..errors import ConfigError, UsageError
-from ..records import record
 
 SUMMARY = "checkpoint-tensor-split.json"
 MAX_SUMMARY_BYTES = 1_000_000
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ownership:
     """Routed-expert vs other bytes of the whole checkpoint (bytes), and where that came from.
 

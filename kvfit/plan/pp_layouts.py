@@ -8,8 +8,9 @@ of all workers, vllm/v1/core/kv_cache_planning.py:1580-1595).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import UsageError
-from ..records import replace
 from .capacity import NAMES
 from .layouts import Budget, capacity
 from .systems import placement

@@ -8,14 +8,12 @@ and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.plan.spellings maps t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field, fields
-
-from ..records import record
+from dataclasses import dataclass, field, fields
 
 DEFAULT_UTILIZATION = 0.9
 
 
-@record
+@dataclass
 class PlanRequest:
     """One plan's inputs. Sizes in GiB, context as given (int or '32k'), fractions 0-1.
 

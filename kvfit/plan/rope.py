@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..records import record
 
 EXAMPLE = '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'
 RULE = "factor x original_max_position_embeddings (the original defaults to the declared maximum)"
@@ -95,7 +95,7 @@ def from_overrides(text, flag: str) -> dict:
     return parse_rope(doc["rope_scaling"], f"{flag} rope_scaling")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scaling:
     """A stated RoPE scaling: the dict as given, where it came from, and the raised maximum."""
 

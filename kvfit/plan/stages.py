@@ -19,8 +19,9 @@ Worked example (Llama-3.1-8B, 32 layers, PP=3): 32 // 3 = 10, remainder 2 -> sta
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from ..errors import UsageError
-from ..records import record, replace
 
 SPLIT_RULE = "engine rule vllm/distributed/utils.py:198-240 (get_pp_indices)"
 
@@ -69,7 +70,7 @@ def bounds(parts: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stage:
     """One pipeline stage: its layer range, state components and weight bytes (whole stage,
     before TP splits it)."""

@@ -19,8 +19,9 @@ smallest change first. Only changes that meet the target are listed (2 and 3 by 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import KvfitError
-from ..records import replace
 from ..report.words import count, number, tokens
 from .layouts import recommended_layout
 

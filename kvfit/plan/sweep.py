@@ -10,9 +10,9 @@ per-rank memory of that plan; the report of the sweep is the plan of its first c
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass, replace
 
 from ..errors import KvfitError, UsageError
-from ..records import record, replace
 from ..report.model import Frozen, Report, Sweep, SweepAxis, SweepCell, SweepLayout
 from .context import parse_context
 from .memory_bars import memory_bars
@@ -20,7 +20,7 @@ from .memory_bars import memory_bars
 MAX_AXES, MAX_VALUES = 2, 64
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AxisKind:
     """A sweepable knob: the request field, the flags it replaces, how one value is read."""
 
@@ -44,7 +44,7 @@ REFUSED = {"systems": "--systems", "min_gpus": "--min-gpus", "max_context": "--m
            "check_engine": "--check-engine", "print_command": "--print-command"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Axis:
     """One parsed --sweep: its name, the values as typed and their request values."""
 
@@ -177,10 +177,9 @@ def run(req, axes: list[Axis]) -> Report:
         cells.append(cell_result(report, labels))
         warnings += [w for w in report.warnings if w not in warnings]
         first = first or report
-    from dataclasses import replace as dc_replace
-    return dc_replace(first, sweep=Sweep(axes=tuple(a.section() for a in axes),
-                                         cells=tuple(cells), warnings=tuple(warnings),
-                                         exit_code=exit_code(cells)))
+    return replace(first, sweep=Sweep(axes=tuple(a.section() for a in axes),
+                                      cells=tuple(cells), warnings=tuple(warnings),
+                                      exit_code=exit_code(cells)))
 
 
 def exit_code(cells: list) -> int:

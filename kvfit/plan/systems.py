@@ -11,11 +11,11 @@ unqualified until tested on that fabric.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import gcd
 
 from ..errors import UsageError
 from ..hardware.presets import Accelerator, find_accelerator
-from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ CROSS_DOMAIN = "cross-domain"
 MAX_NODES = 4096
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Topology:
     """Accelerators of one type, cut into scale-up domains of `domain_size` each."""
 

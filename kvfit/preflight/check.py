@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..records import record
+from dataclasses import dataclass
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EngineCheck:
     """What to check: engines, in which interpreter, how deeply, at which TP, for how long."""
 

@@ -9,14 +9,13 @@ resolved. Nothing is downloaded for the registry and config probes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-
-from ..records import record
 
 FOUR_BIT = ("mxfp4", "nvfp4")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProbeInputs:
     """The probe's arguments, independent of the engine. index_dtype is set only when the
     state has a sparse-index cache (a component sized by index_bytes) at a 4-bit dtype."""

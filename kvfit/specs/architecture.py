@@ -7,10 +7,9 @@ retention kind lives in kvfit.state.kinds.
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..expr import Expr, ExprError, compile_expr
-from ..records import record
 from .loader import Doc
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
@@ -32,7 +31,7 @@ TOKEN_KINDS = frozenset({"full", "sliding", "chunked", "latent", "index", "compr
 SELECTOR_KEYS = ("all", "where", "list", "chars", "indices", "except")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Field:
     """A canonical field: config keys to read, type, and default (expression or literal)."""
 
@@ -47,7 +46,7 @@ class Field:
     enum: tuple[str, ...] = ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Selector:
     """A layer set definition (exactly one mode)."""
 
@@ -61,7 +60,7 @@ class Selector:
     names: tuple[str, ...] = ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Component:
     """One kind of retained state over a layer set."""
 
@@ -83,7 +82,7 @@ class Component:
     layout_paging: tuple[tuple[str, Expr | None, Expr | None, Expr | None], ...] = ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Architecture:
     """A compiled architecture spec."""
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..expr import Expr
-from ..records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Experts:
     """Routed-expert tensors: a name pattern whose group `expert` is the expert index."""
 

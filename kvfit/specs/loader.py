@@ -8,9 +8,8 @@ pairs the plain data with a position lookup by path.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
-from ..records import record
 
 TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 MAX_SPEC_BYTES = 1_000_000
 
 
-@record
+@dataclass(slots=True)
 class Doc:
     """A loaded YAML document: plain `data`, the positions of its keys and values (`tree`, a
     kvfit.specs.events.Positions; None for data read from the cache), and the file's text

@@ -3,13 +3,12 @@ config expressions, used for a labelled weight estimate when no checkpoint bytes
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from ..expr import Expr
-from ..records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tensor:
     """One checkpoint tensor (or a linear layer's weight), repeated over layers and experts.
 
@@ -37,7 +36,7 @@ class Tensor:
     routed: bool = False
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Parameters:
     """Estimate-only fields (resolved lazily), the tensors, and the sources of their shapes."""
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ..paths import display_path, specs_dir
-from ..records import record
 from . import cache as spec_cache
 from .architecture import Architecture, compile_architecture
 from .checked import load_checked
@@ -81,7 +81,7 @@ def load_paths(paths: list[Path]) -> list[Architecture]:
     return archs
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Matcher:
     """A spec's exact aliases, read without compiling the spec (for fast matching)."""
 

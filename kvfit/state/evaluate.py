@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import ConfigError, UnsupportedArchitecture, UsageError
 from ..expr import Expr, ExprError
-from ..records import record
 from ..specs.architecture import Architecture, Component
 from .fields import Resolved
 from .kinds import entries
@@ -23,7 +23,7 @@ def head_share(total: int, heads: int, tp: int) -> int:
     return -(-share.numerator // share.denominator)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComponentState:
     """One component's state for one sequence at the planned context.
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from ..dtypes import WIDTHS, normalize
 from ..errors import ConfigError, KvfitError, UnsupportedArchitecture
 from ..expr import ExprError
-from ..records import record
 from ..specs.architecture import Architecture, Field
 
 _MISSING = object()
 _NULL = object()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resolved:
     """A field value with its provenance, e.g. 'config: num_key_value_heads'."""
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..records import record
+from dataclasses import dataclass
+
 from ..specs.architecture import Architecture
 from ..specs.registry import builtin_architecture, builtin_matchers, watchlist
 from .evaluate import check_requirements
@@ -11,7 +12,7 @@ from .layers import evaluate_layers
 from .match import reject_unhandled, select
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resolution:
     """The matched spec, where its fields were read, their values, and the layer schedule."""
 

@@ -10,6 +10,7 @@ a RuntimeError the runner counts as a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -125,7 +126,8 @@ def config_json(case: tuple[str, str, list[str]]) -> str:
 
 
 def _finite_fields(obj, what: str) -> None:
-    for name, value in vars(obj).items():
+    for f in dataclasses.fields(obj):
+        name, value = f.name, getattr(obj, f.name)
         if isinstance(value, float):
             _check(math.isfinite(value) and value > 0, f"{what}.{name} = {value!r}")
 

@@ -10,6 +10,7 @@ import pytest
 from hubserver import HubServer
 from hubserver.repos import build_standard_hub
 from huggingface_hub import constants as hf_constants
+from huggingface_hub.utils import close_session
 
 from kvfit.hub import failures
 
@@ -29,7 +30,10 @@ def hub_env(tmp_path, monkeypatch):
     monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_TELEMETRY", True)
     monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(failures, "BACKOFF_S", 0.01)
-    return monkeypatch
+    # the library's session reads proxy settings when it is made: each test gets a new one
+    close_session()
+    yield monkeypatch
+    close_session()
 
 
 @pytest.fixture

@@ -1,24 +1,24 @@
-"""kvfit.hub.http_get and request_headers do what huggingface_hub's session and header builder do
-for kvfit's GETs: the same headers and token, credentials kept off other origins, the same error
-kinds hf_raise_for_status tells apart, proxies and CA bundles from the environment."""
+"""kvfit's Hub requests go through huggingface_hub: its headers and token, its session
+(credentials kept off other origins, proxies from the environment), the error kinds
+hf_raise_for_status tells apart, and the commit / size headers get_hf_file_metadata reads."""
 
 from __future__ import annotations
 
 import pytest
 from hubserver import Fault
 from huggingface_hub import constants as hf_constants
-from huggingface_hub.utils import _auth, _headers
+from huggingface_hub.utils import _auth, build_hf_headers
 
 from kvfit import __version__
 from kvfit.errors import HubError
-from kvfit.hub import http_get, parse_reference, request_headers, resolve
+from kvfit.hub import parse_reference, resolve, transport
 
 REPO = "kvfit-test/tiny-qwen3"
 
 
 def _library_headers() -> dict:
     """huggingface_hub's own headers for kvfit, telemetry off (as kvfit always asks)."""
-    return _headers.build_hf_headers(library_name="kvfit", library_version=__version__)
+    return build_hf_headers(library_name="kvfit", library_version=__version__)
 
 
 @pytest.fixture
@@ -37,28 +37,19 @@ def token_files(tmp_path, monkeypatch):
     ({}, "hf_file\r\n"), ({}, "   "), ({"HF_TOKEN": ""}, "hf_file"),
 ])
 def test_headers_are_the_librarys(hub_env, token_files, env, file_token):
-    hub_env.setattr(hf_constants, "HF_HUB_DISABLE_TELEMETRY", True)
     for name, value in env.items():
         hub_env.setenv(name, value)
     if file_token is not None:
         token_files[0].write_text(file_token)
-    assert request_headers.hf_headers() == _library_headers()
+    assert transport.hub_headers() == _library_headers()
 
 
-def test_a_refreshable_oauth_token_is_left_to_the_library(hub_env, token_files):
-    token, stored = token_files
-    token.write_text("hf_oauth")
-    stored.write_text("[login]\nhf_token = hf_oauth\nrefresh_token = r\nexpires_at = 1\n")
-    asked = []
-    hub_env.setattr(_auth, "get_token", lambda: asked.append(1) or "hf_refreshed")
-    assert request_headers.hub_token() == "hf_refreshed" and asked == [1]
-
-
-def test_disable_implicit_token_sends_none(hub_env, token_files):
-    hub_env.setenv("HF_TOKEN", "hf_env")
+def test_disable_implicit_token_sends_none(hub, hub_env, token_files):
+    hub_env.setenv("HF_TOKEN", "hf_good")
     hub_env.setattr(hf_constants, "HF_HUB_DISABLE_IMPLICIT_TOKEN", True)
-    assert "authorization" not in request_headers.hf_headers()
-    assert request_headers.hf_headers() == _library_headers()
+    assert "authorization" not in transport.hub_headers()
+    resolve(parse_reference(REPO))
+    assert hub.state.log and not any(h.authorized for h in hub.state.log)
 
 
 def test_the_token_goes_to_the_hub_but_not_to_the_cdn(hub, hub_env):
@@ -112,34 +103,6 @@ def test_a_gzip_answer_is_decoded(hub):
     assert got.sha == "1" * 40 and [f.path for f in got.files] == ["config.json"]
 
 
-@pytest.mark.parametrize("env,host,want", [
-    ({}, "hf.co", None),
-    ({"HTTPS_PROXY": "http://proxy:3128"}, "hf.co", "http://proxy:3128"),
-    ({"https_proxy": "proxy:3128"}, "hf.co", "http://proxy:3128"),
-    ({"ALL_PROXY": "http://p:1"}, "hf.co", "http://p:1"),
-    ({"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "hf.co"}, "hf.co", None),
-    ({"HTTP_PROXY": "http://proxy:3128"}, "hf.co", None),          # http_proxy is for http://
-])
-def test_proxies_come_from_the_environment(monkeypatch, env, host, want):
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
-                 "all_proxy", "NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    assert http_get._proxy_for("https", host) == want
-
-
-def test_ssl_cert_file_is_the_ca_bundle(monkeypatch, tmp_path):
-    monkeypatch.setattr(http_get, "_TLS", [])
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
-    with pytest.raises(FileNotFoundError):
-        http_get.tls_context()
-    monkeypatch.delenv("SSL_CERT_FILE")
-    ctx = http_get.tls_context()
-    import ssl
-    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
-
-
 def test_an_https_endpoint_that_is_not_tls_is_unreachable(hub, hub_env):
     # TLS is always verified; a plain-HTTP server behind an https:// URL fails the handshake
     hub_env.setenv("HF_ENDPOINT", hub.url.replace("http://", "https://"))
@@ -163,3 +126,68 @@ def test_commit_and_size_are_read_as_get_hf_file_metadata_reads_them():
     assert (_commit_of(renamed), _size_of(renamed)) == (sha, 1234)
     odd = [{"X-Repo-Commit": "main", "Content-Range": "bytes 0-99/*"}]
     assert (_commit_of(odd), _size_of(odd)) == (None, None)
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "\u00b2", "1\u00b2", "\u0661\u0662", "-1", "1e3",
+                                   "0x10", " ", "", "12 34", str(2**50 + 1), "9" * 17])
+def test_a_size_header_is_ascii_digits_of_bounded_length(value):
+    from kvfit.hub.transport import _size_of, byte_count
+
+    assert byte_count(value) is None
+    assert _size_of([{"X-Linked-Size": value}, {"Content-Range": f"bytes 0-9/{value}"}]) is None
+    assert byte_count(" 1234 ") == 1234 and byte_count(str(2**50)) == 2**50
+
+
+_PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+              "NO_PROXY", "no_proxy")
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_plan_goes_through_the_proxy_the_environment_names(hub, hub_env, variable):
+    from hubserver.proxy import ForwardingProxy
+
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    proxy = ForwardingProxy().start()
+    try:
+        hub_env.setenv(variable, proxy.url)
+        hub_env.setenv("HF_TOKEN", "hf_good")
+        meta = resolve(parse_reference(REPO), read_headers=True)
+    finally:
+        proxy.stop()
+    assert meta.config["model_type"] == "qwen3" and meta.tensor_bytes
+    # every request the test hub saw came through the proxy, the CDN's (localhost) too
+    kinds = [h.kind for h in hub.state.log]
+    assert {"api", "resolve", "cdn"} <= set(kinds) and len(proxy.log) == len(kinds)
+    assert all(url.startswith(("http://127.0.0.1:", "http://localhost:")) for url, _ in proxy.log)
+    # the token went to the Hub's origin only, not across the redirect to the CDN's
+    assert [auth for url, auth in proxy.log] == [not url.startswith("http://localhost:")
+                                                  for url, _ in proxy.log]
+
+
+def test_no_proxy_lets_a_host_bypass_the_proxy(hub, hub_env, closed_port):
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    hub_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port}")   # would refuse
+    hub_env.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert resolve(parse_reference(REPO)).config["model_type"] == "qwen3"
+
+
+def test_an_https_endpoint_is_asked_through_https_proxy(hub, hub_env):
+    from hubserver.proxy import ForwardingProxy
+
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    proxy = ForwardingProxy().start()
+    try:
+        hub_env.setenv("HTTPS_PROXY", proxy.url)
+        hub_env.setenv("HTTP_PROXY", "http://127.0.0.1:9")       # not for https:// URLs
+        hub_env.setenv("HF_ENDPOINT", hub.url.replace("http://", "https://"))
+        with pytest.raises(HubError, match="could not connect to https://127.0.0.1"):
+            resolve(parse_reference("kvfit-test/nope"))
+    finally:
+        proxy.stop()
+    # the proxy was asked for a tunnel to the endpoint (and refused it); the Hub never saw
+    # the request
+    assert proxy.log == [(f"CONNECT 127.0.0.1:{hub.port}", False)]
+    assert hub.state.count() == 0

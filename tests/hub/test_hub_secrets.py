@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hubserver import Fault
 
 from conftest import run_cli
@@ -43,3 +44,43 @@ def test_cache_answered_report_does_not_carry_the_secret(hub, hub_env, closed_po
         assert code in (0, 1, 5), err
         assert "metadata cache" in out
         assert SECRET not in out and SECRET not in err
+
+
+# RFC 3986 gen-delims and sub-delims, a space and "%", each unencoded inside a password
+RESERVED = list(":/?#[]@!$&'()*+,;=") + [" ", "%"]
+_PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+              "NO_PROXY", "no_proxy")
+
+
+def _password(char: str) -> str:
+    return f"pa{char}ss-{SECRET}"
+
+
+def _refused_without_secret(*flags: str) -> None:
+    for extra in ((), ("--json",)):
+        code, out, err = run_cli("kvfit-test/nope", "--context", "1k", "--timeout", "5",
+                                 *flags, *extra)
+        assert code == 2, (out, err)
+        assert SECRET not in out and SECRET not in err
+        assert "Traceback" not in err
+        if not extra:
+            assert out == "" and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("char", RESERVED)
+def test_an_endpoint_password_with_any_reserved_character_is_never_printed(hub_env, closed_port,
+                                                                            char):
+    hub_env.setenv("HF_ENDPOINT", f"http://user:{_password(char)}@127.0.0.1:{closed_port}")
+    _refused_without_secret()
+
+
+@pytest.mark.parametrize("char", RESERVED)
+def test_a_proxy_password_with_any_reserved_character_is_never_printed(hub, hub_env, closed_port,
+                                                                        char):
+    for name in _PROXY_ENV:
+        hub_env.delenv(name, raising=False)
+    proxy = f"http://user:{_password(char)}@127.0.0.1:{closed_port}"
+    hub_env.setenv("HTTP_PROXY", proxy)
+    hub_env.setenv("HTTPS_PROXY", proxy)
+    _refused_without_secret()
+    assert hub.state.count() == 0          # nothing went around the (unusable) proxy
