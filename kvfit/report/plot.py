@@ -61,10 +61,10 @@ def series(report: Report, cells: tuple[SweepCell, ...], axes: tuple[SweepAxis, 
     panels = []
     for v in (second.values if second else [None]):
         mine = [c for c in cells if second is None or c.values[second.axis] == v]
-        ids: dict[str, str] = {}
-        for c in mine:
+        ids: dict[str, str] = {}       # a curve is named by its layout id when the cells'
+        for c in mine:                 # own layouts differ (--sweep gpus: TP=1 x DP=1, x DP=8)
             for x in c.layouts:
-                ids.setdefault(x.id, x.label)
+                ids[x.id] = x.label if ids.get(x.id, x.label) == x.label else x.id
         curves = [{"id": i, "label": lab, "max_sequences": [
             next((x.max_sequences for x in c.layouts if x.id == i), None) for c in mine]}
             for i, lab in ids.items()]

@@ -29,13 +29,23 @@ def _cell(x: SweepLayout | None) -> str:
     return f"{'?' if n is None else f'{n:,}'} {VERDICT[x.fits]}"
 
 
-def _columns(cells: tuple[SweepCell, ...]) -> list[tuple[str, str]]:
-    """(id, label) of every layout any cell has, in order of first appearance."""
-    seen: dict[str, str] = {}
+def _columns(cells: tuple[SweepCell, ...]) -> list[tuple[str, str | None]]:
+    """(id, heading) of every layout any cell has, in order of first appearance. The heading
+    is the layout's label when every cell labels it alike; None when the cells' own layouts
+    differ (under --sweep gpus or nodes, tp1 is TP=1 x DP=1 on 1 GPU and TP=1 x DP=8 on 8):
+    the column is then headed by the id and each cell names its own layout."""
+    labels: dict[str, list[str]] = {}
     for c in cells:
         for x in c.layouts:
-            seen.setdefault(x.id, x.label)
-    return list(seen.items())
+            seen = labels.setdefault(x.id, [])
+            if x.label not in seen:
+                seen.append(x.label)
+    return [(i, labs[0] if len(labs) == 1 else None) for i, labs in labels.items()]
+
+
+def _own(x: SweepLayout | None, heading: str | None) -> str:
+    """A cell under a column; it names its own layout when the column heading cannot."""
+    return _cell(x) if heading is not None or x is None else f"{x.label}: {_cell(x)}"
 
 
 def _header(r: Report) -> list[str]:
@@ -64,16 +74,18 @@ def render_sweep_text(r: Report) -> str:
     sw = r.sweep
     names = [a.axis for a in sw.axes]
     cols = _columns(sw.cells)
-    head = names + ["tokens", "gpus", "target"] + [lab for _, lab in cols] + ["recommended"]
+    gpus = "gpus" not in names                     # the swept gpus are not printed twice
+    head = (names + ["tokens"] + (["gpus"] if gpus else []) + ["target"]
+            + [lab or i for i, lab in cols] + ["recommended"])
     rows = [head]
     for c in sw.cells:
         by_id = {x.id: x for x in c.layouts}
         rec = c.recommended
         rows.append([c.values[n] for n in names]
-                    + [f"{c.context_tokens:,}" + ("*" if c.hypothetical else ""),
-                       "-" if c.gpus is None else str(c.gpus),
-                       "-" if c.required_sequences is None else f"{c.required_sequences:,}"]
-                    + [_cell(by_id.get(i)) for i, _ in cols]
+                    + [f"{c.context_tokens:,}" + ("*" if c.hypothetical else "")]
+                    + (["-" if c.gpus is None else str(c.gpus)] if gpus else [])
+                    + ["-" if c.required_sequences is None else f"{c.required_sequences:,}"]
+                    + [_own(by_id.get(i), lab) for i, lab in cols]
                     + [f"{rec.label} ({VERDICT[c.fits]})" if rec else
                        ("- (?)" if c.fits is None else "none (no)")])
     out = _header(r) + ["", "Max resident sequences per layout (fits / no / ? not judged):"]
