@@ -105,12 +105,8 @@ def test_every_in_process_plan_of_the_suite_is_validated_against_the_schema():
 # `name["key"]` or `name.get("key"` - a string-key read (a list literal `["x"]` is not one)
 READ = re.compile(r'(?<=[\w\)\]])\["[a-z_]+"\]|\.get\("')
 # reads that are not of the report: the plot's own series (built by series() from the
-# report, then drawn), and the engine's prediction - an open, engine-specific Frozen mapping
-# of its own numbers (kvfit.engines) that this step does not type
-NOT_THE_REPORT = {
-    "plot.py": ("_curves", "_bars", "draw", "write_plot"),
-    "engine_text.py": ("_pool_line", "_engine_lines"),
-}
+# report, then drawn)
+NOT_THE_REPORT = {"plot.py": ("_curves", "_bars", "draw", "write_plot")}
 
 
 def _functions(text: str) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Build the frozen report model (kvfit.report.model) from the planner's JSON-ready sections.
 
 Each part is built by its field types: a nested part from its section, a tuple of parts from
-a list, a `Frozen` mapping from an open blob; a key the model does not declare is a bug and
+a list, a `Frozen` mapping from an open blob. A key the model does not declare goes to an open
+part's `more` (an engine prediction's engine-specific numbers); anywhere else it is a bug and
 raises here rather than reaching the JSON unseen.
 """
 
@@ -48,11 +49,11 @@ def build(cls, data: Mapping):
     if isinstance(data, cls):
         return data
     hints = _hints(cls)
-    names = {f.name for f in fields(cls)}
-    extra = set(data) - names
-    if extra:
+    extra = [k for k in data if k not in hints or k == "more"]
+    if extra and "more" not in hints:
         raise TypeError(f"{cls.__name__} has no field for {sorted(extra)}")
-    return cls(**{k: _convert(hints[k], v) for k, v in data.items()})
+    more = {"more": rm.Frozen({k: data[k] for k in extra})} if extra else {}
+    return cls(**{k: _convert(hints[k], v) for k, v in data.items() if k not in extra}, **more)
 
 
 def assemble(data: dict) -> rm.Report:

@@ -19,16 +19,15 @@ A layout without weights (unknown) or an invalid one has no bars (None).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from ..report.model import MemoryBars
+from ..report.model import ABSENT, MemoryBars, Quantity
 
 PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
 
 
-def _v(d: Mapping, key: str) -> int | None:
-    x = d.get(key)
-    return x.get("value") if isinstance(x, Mapping) else x
+def _v(x) -> int | None:
+    """The value of one of an engine prediction's numbers (None when it has none)."""
+    v = x.value if isinstance(x, Quantity) else x
+    return None if v is ABSENT else v
 
 
 def _bars(total: int, basis: str, **parts: int) -> MemoryBars:
@@ -39,27 +38,27 @@ def _bars(total: int, basis: str, **parts: int) -> MemoryBars:
 
 
 def _engine(lay, hw) -> MemoryBars | None:
-    """The engine's own memory terms (its prediction is an open mapping of its numbers)."""
-    e = lay.engine or {}
-    if e.get("engine") == "vllm" and (mem := e.get("memory")):
-        total, requested = _v(mem, "total_bytes"), _v(mem, "requested_bytes")
-        if total is None or requested is None or _v(mem, "available_kv_bytes") is None:
+    """The engine's own memory terms (kvfit.report.model.EnginePrediction)."""
+    e = lay.engine
+    if e.engine == "vllm" and (mem := e.memory):
+        total, requested = _v(mem.total_bytes), _v(mem.requested_bytes)
+        if total is None or requested is None or _v(mem.available_kv_bytes) is None:
             return None
-        graphs = mem.get("cudagraph_bytes") or {}
-        over = (_v(mem, "activation_peak_bytes") or 0) + (_v(mem, "non_torch_bytes") or 0) + (
-            (graphs.get("value") or 0) if graphs.get("charged", True) else 0)
-        return _bars(total, f"vLLM {e.get('version')} memory terms (CUDA total)",
-                     weights=_v(mem, "weights_bytes"), state=_v(mem, "available_kv_bytes"),
+        graphs = mem.cudagraph_bytes
+        over = (_v(mem.activation_peak_bytes) or 0) + (_v(mem.non_torch_bytes) or 0) + (
+            (_v(graphs) or 0) if graphs and (graphs.charged is ABSENT or graphs.charged) else 0)
+        return _bars(total, f"vLLM {e.version} memory terms (CUDA total)",
+                     weights=_v(mem.weights_bytes), state=_v(mem.available_kv_bytes),
                      reserve=total - requested, engine_overheads=over)
-    if e.get("engine") == "sglang":
-        pool, free0, mfs = _v(e, "pool_bytes"), _v(e, "free_before_load_bytes"), _v(
-            e, "mem_fraction_static")
+    if e.engine == "sglang":
+        pool, free0, mfs = _v(e.pool_bytes), _v(e.free_before_load_bytes), _v(
+            e.mem_fraction_static)
         total = hw.memory_bytes_per_gpu or None
         if None in (pool, free0, mfs, total):
             return None
         over = int(free0 * (1 - mfs)) + max(0, total - free0)
-        return _bars(total, f"SGLang {e.get('version')} memory terms (device memory)",
-                     weights=_v(e, "weights_bytes"), state=pool, engine_overheads=over)
+        return _bars(total, f"SGLang {e.version} memory terms (device memory)",
+                     weights=_v(e.weights_bytes), state=pool, engine_overheads=over)
     return None
 
 

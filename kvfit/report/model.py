@@ -2,10 +2,11 @@
 
 Every part is a frozen dataclass; attribute names are the JSON keys of
 `schemas/report.schema.json`. A field holding `ABSENT` is a key the JSON leaves out (falsy,
-so `if lay.static:` reads naturally). Engine-specific open blobs (a layout's `engine`
-prediction, `engine_check`, RoPE `stated`/`engines`, `layer_sets`, a sweep cell's `values`)
-are `Frozen` mappings: read-only, deeply. `to_json()` renders the model as the JSON the
-`--json` output prints.
+so `if lay.static:` reads naturally). Open mappings (`engine_check`, RoPE `stated`/`engines`,
+`layer_sets`, a sweep cell's `values`, an open part's `more`) are `Frozen`: read-only, deeply.
+`to_json()` renders the model as the JSON the `--json` output prints. An engine's prediction
+is typed where text and charts read it; the engine-specific rest of it stays in `more` (a
+Frozen mapping rendered inline).
 """
 
 from __future__ import annotations
@@ -68,8 +69,16 @@ def to_plain(value):
     """JSON-ready: dataclasses and Frozen mappings become dicts (ABSENT fields and fields
     marked json=False left out), tuples become lists."""
     if is_dataclass(value):
-        return {f.name: to_plain(v) for f in fields(value)
-                if f.metadata.get("json", True) and (v := getattr(value, f.name)) is not ABSENT}
+        out = {}
+        for f in fields(value):
+            v = getattr(value, f.name)
+            if v is ABSENT or not f.metadata.get("json", True):
+                continue
+            if f.name == "more":              # an open part's other keys, inline
+                out |= to_plain(v)
+            else:
+                out[f.name] = to_plain(v)
+        return out
     if isinstance(value, Mapping):
         return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -341,9 +350,119 @@ class StateCopies(Part):
 
 
 @dataclass(**PART)
+class Quantity(Part):
+    """One number of an engine's prediction and the rule (or source) it comes from."""
+
+    value: object = ABSENT
+    basis: str | None = ABSENT
+    charged: bool = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class Refusal(Part):
+    reason: str
+    rule: str = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class BlockGroup(Part):
+    """The blocks one KV-cache group pins per request (vLLM)."""
+
+    components: str = ABSENT
+    family: str = ABSENT
+    blocks: int = ABSENT
+    rule: str = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class HybridPages(Part):
+    """vLLM's hybrid attention + recurrent page padding."""
+
+    log_line: str = ABSENT
+    recurrent_padding_percent: Quantity = ABSENT
+    attention_page_bytes_per_token: Quantity = ABSENT
+    recurrent_page_bytes: Quantity = ABSENT
+    recurrent_page_padded_bytes: Quantity = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class FittedRegime(Part):
+    inside: bool
+    note: str = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class EngineMemory(Part):
+    """vLLM's memory terms on one rank."""
+
+    total_bytes: Quantity | None = ABSENT
+    requested_bytes: Quantity | None = ABSENT
+    weights_bytes: Quantity | None = ABSENT
+    activation_peak_bytes: Quantity | None = ABSENT
+    non_torch_bytes: Quantity | None = ABSENT
+    cudagraph_bytes: Quantity | None = ABSENT
+    available_kv_bytes: Quantity | None = ABSENT
+    fitted_regime: FittedRegime | None = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class EngineStage(Part):
+    stage: int
+    layers: tuple[int, ...]
+    num_gpu_blocks: int | None = ABSENT
+    max_total_num_tokens: int | None = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class EngineStages(Part):
+    value: tuple[EngineStage, ...]
+    binding_stage: int
+    basis: str
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class EnginePrediction(Part):
+    """The engine's prediction for one instance of a layout (kvfit.engines): what its log
+    would print, its pool, its memory terms and whether it refuses to start; its other,
+    engine-specific numbers are in `more`."""
+
+    engine: str
+    version: str
+    version_basis: str
+    log_lines: tuple[str, ...] = ABSENT
+    warnings: tuple[str, ...] = ABSENT
+    refusal: Refusal | None = ABSENT
+    mem_fraction_static: Quantity | None = ABSENT
+    max_running_requests: Quantity | None = ABSENT
+    mamba_cache_size: Quantity | None = ABSENT
+    num_gpu_blocks: Quantity | None = ABSENT
+    block_size: Quantity | None = ABSENT
+    blocks_per_request: Quantity | None = ABSENT
+    attention_token_capacity: Quantity | None = ABSENT
+    capacity_over_len: Quantity | None = ABSENT
+    max_concurrency: Quantity | None = ABSENT
+    pool_bytes: Quantity | None = ABSENT
+    free_before_load_bytes: Quantity | None = ABSENT
+    weights_bytes: Quantity | None = ABSENT
+    request_blocks_by_group: tuple[BlockGroup, ...] = ABSENT
+    hybrid: HybridPages | None = ABSENT
+    memory: EngineMemory | None = ABSENT
+    pipeline_stages: EngineStages | None = ABSENT
+    more: Frozen = ABSENT
+
+
+@dataclass(**PART)
 class Layout(Part):
     """One layout (TP x DP, TP x PP x DP, or attention-DP + EP) with its per-rank memory and,
-    under an engine, the engine's prediction (`engine`, a Frozen mapping of its numbers)."""
+    under an engine, the engine's prediction (`engine`)."""
 
     id: str
     parallelism: str
@@ -372,7 +491,7 @@ class Layout(Part):
     max_users: int | None = ABSENT
     static: StaticBound = ABSENT
     capacity_model: str = ABSENT
-    engine: Frozen = ABSENT
+    engine: EnginePrediction = ABSENT
     copies: tuple[StateCopies, ...] = ABSENT
 
 
