@@ -8,7 +8,7 @@ from pathlib import Path
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
-from ..report.model import Report, freeze
+from ..report.model import Dtype, Dtypes, Report, State, WeightBytes, freeze
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -311,8 +311,9 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
         "hypothetical": declared is not None and ctx > declared,
         **({"rope_scaling": rope.section()} if rope is not None else {}),
         "kv_dtype": kv.name,
-        "dtypes": {k: {"name": d.name, "bytes_per_value": str(d.bytes), "provenance": d.provenance,
-                       "note": d.note} for k, d in (("kv", kv), ("index", index), ("model", model))},
+        "dtypes": Dtypes(**{k: Dtype(name=d.name, bytes_per_value=str(d.bytes),
+                                     provenance=d.provenance, note=d.note)
+                            for k, d in (("kv", kv), ("index", index), ("model", model))}),
         "quantization": quant, "capacity_model": cap.section(),
     }
     if headers is not None:
@@ -323,10 +324,10 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
 def state_sections(m: Model, comps: list, ctx: int) -> dict:
     """The context, state and weights sections for `comps` counted at `ctx`."""
     return {"context_tokens": ctx,
-            "state": {"bytes_per_sequence": sum(c.bytes_per_sequence for c in comps),
-                      "components": [component_section(c) for c in comps]},
-            "weights": {"bytes": m.weights.bytes, "source": m.weights.source,
-                        "detail": m.weights.detail}}
+            "state": State(bytes_per_sequence=sum(c.bytes_per_sequence for c in comps),
+                           components=tuple(component_section(c) for c in comps)),
+            "weights": WeightBytes(bytes=m.weights.bytes, source=m.weights.source,
+                                   detail=m.weights.detail)}
 
 
 def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
