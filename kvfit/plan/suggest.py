@@ -113,7 +113,7 @@ def _context(req, asked, m, report):
             r = inverse.max_context(replace(req, max_context=True), m, [])
         except KvfitError:
             return None
-        top, need, lay = (r["inverse"]["max_context_tokens"], r["inverse"]["required_sequences"],
+        top, need, lay = (r["inverse"].max_context_tokens, r["inverse"].required_sequences,
                           _chosen(r))
     if top is None or top >= report.context_tokens:
         return None
@@ -210,7 +210,7 @@ def _more(req, asked, m, report):
                                  m, [])
         except KvfitError:
             return None
-        n = r["inverse"]["min_gpus"]
+        n = r["inverse"].min_gpus
         if n is None or n <= hw.gpus:
             return None
         return _entry("gpus", f"--gpus {n}", f"{n} x {hw.id}", _chosen(r), value=n)
