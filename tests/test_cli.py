@@ -119,8 +119,8 @@ def test_readme_support_table_is_current():
 
 def test_readme_quick_start_commands_are_the_tested_ones():
     readme = (ROOT / "README.md").read_text()
-    assert "uv run pytest" in readme
-    assert (ROOT / ".ci" / "run").read_text().strip().endswith("uv run pytest")
+    assert "python3 -m uv run pytest" in readme
+    assert (ROOT / ".ci" / "run").read_text().strip().endswith("python3 -m uv run pytest")
 
 
 def test_users_are_sequences_divided_by_branches():

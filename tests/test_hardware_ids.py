@@ -24,7 +24,7 @@ def test_system_ids_are_case_insensitive(typed, want):
 
 @pytest.mark.parametrize("typed,close", [
     ("h100-8", ["h100-80"]), ("h10", ["h100-80", "h100-nvl-94", "h100-pcie-80"]),
-    ("rtx5080", ["rtx-5090-32"]), ("H20-9", ["h20-96"]),
+    ("rtx5070", ["rtx-5090-32", "rtx-5080-16"]), ("H20-9", ["h20-96"]),
 ])
 def test_hardware_typos_suggest_the_close_ids(typed, close):
     code, _, err = run_cli(*QWEN, "--hardware", typed)

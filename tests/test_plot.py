@@ -169,7 +169,7 @@ def test_readme_chart_is_made_by_the_readme_command(tmp_path):
     args[args.index("--plot") + 1] = str(tmp_path / "chart.png")
     code, out, _ = run_cli(*args)
     assert code == 0
-    table = re.search(r"```\n(  context .*?)\n```", section, re.S).group(1)
-    for line in table.splitlines():
-        assert line in out.splitlines()
+    shown = re.search(r"```\n(kvfit sweep: .*?)\n```", section, re.S).group(1)
+    table = [line for line in shown.splitlines() if line.startswith("  ")]
+    assert table and all(line in out.splitlines() for line in table)
     assert _png_series(tmp_path / "chart.png") == _png_series(root / chart)

@@ -449,7 +449,8 @@ def test_toml_engine_table(vllm_only, tmp_path):
     code, report, _ = check(preset)
     sec = report["engine_check"]
     assert code == 5 and sec["probe"] == "registry" and sec["require_pass"] is True
-    assert sec["python"] == str(env / "python") and (sec["tp"], sec["tp_source"]) == (2, "--engine-tp")
+    assert sec["python"] == str(env / "python") and (sec["tp"], sec["tp_source"]) == (
+        2, f"preset key 'engine.tp' ({preset.resolve()}:7)")    # not a flag the user typed
     assert result(report)["status"] == "preflight-pass"
     code, report, _ = check(preset, "--engine-probe", "config")    # flags override the preset
     assert code == 5 and report["engine_check"]["probe"] == "config"

@@ -184,7 +184,7 @@ def test_a_bad_preset_scaling_is_refused(tmp_path):
     preset = tmp_path / "q.toml"
     preset.write_text('model = "Qwen/Qwen3-32B"\n[rope_scaling]\nfactor = 4\n')
     code, _, err = run_cli(str(preset), "--offline")
-    _clean(code, err, "preset rope_scaling needs a rope_type")
+    _clean(code, err, f"preset rope_scaling ({preset.resolve()}:2) needs a rope_type")
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])

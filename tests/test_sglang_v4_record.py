@@ -141,6 +141,20 @@ def test_dsv4_pools_by_hand(tp, name, layers, c4, c128, tokens, swa):
         assert _v(e["bytes_per_full_token"]) == per
         assert _v(e["max_running_requests"]) == p.sglang["max_running_requests"] == 256
         assert _v(e["page_size"]) == 256 and not e.get("warnings")
+        assert e["swa_full_tokens_ratio"] == 0.1      # the ratio the pool used, not 0.8
+
+
+def test_dsv4_reports_the_ratio_its_pool_uses():
+    """The V4 override sets swa_full_tokens_ratio 0.1 only when the operator left it unset
+    (arg_groups/model_overrides/deepseek_v4.py:43-49); a stated ratio is used by the pool and
+    reported alike. Flash at 40 GiB with 0.5: per full token 0.5 x 31,875 + 3,899.25 =
+    19,836.75 B; (42,949,672,960 - 2,715,811,840) / 19,836.75 = 2,028,248.6 -> 2,028,032 on the
+    page; SWA 1,014,016."""
+    p = _point("deepseek-ai--DeepSeek-V4-Flash", 8)
+    assert (_engine(p)["swa_full_tokens_ratio"], _v(_engine(p)["swa_tokens"])) == (0.1, 567_552)
+    e = _engine(p, swa_full_tokens_ratio=0.5)
+    assert e["swa_full_tokens_ratio"] == 0.5
+    assert (_v(e["max_total_num_tokens"]), _v(e["swa_tokens"])) == (2_028_032, 1_014_016)
 
 
 @pytest.mark.parametrize("flags, running", [({"max_running_requests": 64}, 64),

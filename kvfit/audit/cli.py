@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli.plan_args import Parser
+from ..cli.plan_args import Parser, add_offline
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
                "when one is missed or a check fails, 2 for a bad file.")
     p.add_argument("file", help="audit TOML ([audit], [[models]], [[hardware]], [[systems]])")
     p.add_argument("--json", action="store_true", help="the audit report as JSON")
+    add_offline(p, "plan every model from the catalog or cache, whatever the file's [audit] "
+                "offline says")
     return p
 
 
@@ -24,7 +26,11 @@ def run(argv: list[str]) -> int:
     from .run import run as run_audit
 
     args = build_parser().parse_args(argv)
-    report = run_audit(load_frontier(Path(args.file)), quiet=args.json)
+    frontier = load_frontier(Path(args.file))
+    if args.offline:
+        from dataclasses import replace
+        frontier = replace(frontier, offline=True)
+    report = run_audit(frontier, quiet=args.json)
     if args.json:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report))

@@ -31,7 +31,7 @@ NOT_CALIBRATED = 4      # the sweep ran but did not calibrate (README exit-code 
 
 def build_parser() -> argparse.ArgumentParser:
     """The calibrate parser (also documented in the man page)."""
-    from ..cli.plan_args import Formatter, Parser
+    from ..cli.plan_args import Formatter, Parser, add_offline
     p = Parser(prog="kvfit calibrate", formatter_class=Formatter,
                epilog=EPILOG, description="Measure a planned deployment on the serving host: "
                "launch the engine (or attach to it), run the engine's own serving benchmark "
@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "points and every command; start and contact nothing")
     p.add_argument("--output", metavar="FILE", help="write the result JSON here (atomically)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_offline(p, "plan the preset's model from the catalog or cache (as offline = true in "
+                "the preset)")
     return p
 
 
@@ -119,6 +121,8 @@ def run(argv: list[str]) -> int:
         raise UsageError(f"--output {ns.output}: the folder {Path(ns.output).parent} does not "
                          "exist.")
     values, cal = deploy.load(path)
+    if ns.offline:
+        values["offline"] = True
     secrets: dict = {}
     try:
         key = (os.environ.get(cal.api_key_env or "") or None) if ns.dry_run else (

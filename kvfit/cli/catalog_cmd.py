@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 from ..errors import UsageError
-from .plan_args import Formatter, Parser
+from .plan_args import Formatter, Parser, add_offline
 
 GIB = 1024**3
 
@@ -17,8 +17,9 @@ def parser() -> Parser:
                description=textwrap.fill("kvfit's offline catalog: the pinned metadata (config.json, "
                "quantization config, safetensors index) that answers --offline plans and "
                "`kvfit fit`. Nothing in it is invented: a weight size is known only from a "
-               "real index's total_size, otherwise it is the plan's labelled config estimate "
-               "or unknown; a config pinned from a GitHub mirror has no Hub revision.", 79),
+               "real index's total_size or a pinned tensor split, otherwise it is the plan's "
+               "labelled config estimate or unknown; a config pinned from a GitHub mirror has "
+               "no Hub revision.", 79),
                epilog="examples:\n  kvfit catalog list --family qwen3\n"
                "  kvfit catalog show Qwen/Qwen3-32B\n  kvfit catalog show nvidia/MiniMax-M3-NVFP4 "
                "--json")
@@ -26,11 +27,13 @@ def parser() -> Parser:
     ls = sub.add_parser("list", help="every catalogued checkpoint, one line each",
                         description="Every catalogued checkpoint: repo id, model_type, "
                         "declared quantization, weights and their basis (index bytes, "
-                        "config estimate, unknown) and the Hub revision; then the checkpoints "
+                        "tensor split, config estimate, unknown) and the Hub revision; then the checkpoints "
                         "known to be missing and why.")
     ls.add_argument("--family", action="append", metavar="F", help="only this organisation or "
                     "model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; repeatable)")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(ls, "the catalog is read offline anyway; accepted so that every kvfit command "
+                "takes it")
     sh = sub.add_parser("show", help="one entry: its files and where each was pinned from",
                         description="One catalog entry: architecture, quantization, weights "
                         "and their basis, quantized siblings, and every stored file with its "
@@ -38,6 +41,8 @@ def parser() -> Parser:
                         "id exits 2 and names the nearest catalog ids.")
     sh.add_argument("id", help="repo id, org/name (any letter case; former ids accepted)")
     sh.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(sh, "the catalog is read offline anyway; accepted so that every kvfit command "
+                "takes it")
     return p
 
 
@@ -71,7 +76,8 @@ def _list(ns) -> int:
         out.append(f"  {r['repo_id']:<{width}}  {kind[:18]:<18}  {_gib(r['weights']):>11}  "
                    f"{r['weights']['basis']:<13}  {r['quantization']}; {r['revision']}")
     if missing and not ns.family:
-        out += ["", "Named by the product brief but not in the catalog (no real pinned source):"]
+        out += ["", "Named in kvfit's examples or by users but not in the catalog (no real pinned "
+                "source):"]
         out += [f"  {m['id']}: {m['reason']}" for m in missing]
     sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -33,7 +33,7 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The explain-log parser."""
     from ..engines import engine_args
-    from .plan_args import Formatter
+    from .plan_args import Formatter, add_offline
 
     p = Parser(prog="kvfit explain-log", formatter_class=Formatter,
                epilog=EPILOG, description="Compare a vLLM or SGLang start-up log with kvfit's "
@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "estimate from config shapes) even when the log prints them, so the whole "
                    "chain is checked, not only the KV rules")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(p, "explain-log reads local files only; accepted so that every kvfit command "
+                "takes it")
     engine_args(p, with_engine=False)
     return p
 
@@ -97,6 +99,7 @@ def run(argv: list[str]) -> int:
 
     ns = vars(build_parser().parse_args(argv))
     opts = pop_engine_args(ns)
+    ns.pop("offline", None)                  # explain-log never contacts the Hub
     if ns["log"] == "-":
         text = sys.stdin.read()
     else:

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import UsageError
-from .plan_args import Formatter, Parser
+from .plan_args import Formatter, Parser, add_offline
 
 EPILOG = """\
 Every checkpoint is planned exactly as `kvfit MODEL --offline <the same flags>` plans it (the
@@ -65,6 +65,8 @@ def parser() -> Parser:
     p.add_argument("--all", action="store_true", help="also list the checkpoints that do not "
                    "fit, cannot be judged or are refused, with their reason")
     p.add_argument("--json", action="store_true", help="machine-readable result")
+    add_offline(p, "fit always plans offline, from the catalog and the PATHs given; accepted "
+                "so that every kvfit command takes it")
     return p
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .plan_args import Parser
+from .plan_args import Parser, add_offline
 
 
 def parser() -> Parser:
@@ -19,6 +19,8 @@ def parser() -> Parser:
                        "installed) or nvidia-smi (name, total and free MiB) and name the preset "
                        "--hardware auto plans on; exit 2 when neither can see a GPU.")
     d.add_argument("--json", action="store_true", help="machine-readable output")
+    add_offline(d, "detection reads the local driver only; accepted so that every kvfit "
+                "command takes it")
     return p
 
 

@@ -54,15 +54,21 @@ def _list_systems(as_json: bool) -> int:
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
+    print("A TP group inside one scale-up domain is node-local; past the scale-out boundary "
+          "(more GPUs than one domain) it is cross-domain.")
     for r in rows:
         print(f"{r['id']:<12} {r['accelerators']:>3} x {r['hardware']:<11} scale-up domain "
               f"{r['scale_up_domain_accelerators']:>2}  memory domains {r['memory_domains']:>2}  "
               f"{r['name']}")
+        n = r["scale_up_domain_accelerators"]
+        print(f"{'':<12} scale-out beyond {n} GPU{'s' if n != 1 else ''}: "
+              f"{r['scale_out_fabric'] or 'not documented'}")
     return 0
 
 
 def _request(ns: dict):
-    """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset."""
+    """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset
+    (kvfit.cli.preset.merge: the command line wins, and says so)."""
     from ..plan.request import PlanRequest, normalize_tp
     from ..plan.spellings import resolve
 
@@ -72,13 +78,33 @@ def _request(ns: dict):
     model = ns.get("model")
     if preset is None and model and model.endswith(".toml"):
         preset = ns.pop("model")
+    origins: dict = {}
     if preset:
-        from .preset import load_preset
-        values |= load_preset(Path(preset))
+        from . import preset as presets
+        loaded, origins = presets.read_preset(Path(preset))
+        cli = ns | {k: v for k, v in knobs.items() if v not in (None, {}, [])}
+        values |= presets.merge(Path(preset), loaded, origins, cli)
         values["input_config"] = preset
+        with presets.explained(origins, cli, values):
+            return _build(PlanRequest, normalize_tp, values, ns, knobs, origins)
+    return _build(PlanRequest, normalize_tp, values, ns, knobs, origins)
+
+
+def _build(request, normalize_tp, values: dict, ns: dict, knobs: dict, origins: dict):
     values |= ns
     values |= {k: v for k, v in knobs.items() if v is not None or k not in values}
-    return PlanRequest(**normalize_tp(values))
+    req = request(**normalize_tp(values))
+    req.origins = {k: v for k, v in origins.items() if k not in ns}
+    return req
+
+
+def _planned(req, run):
+    """run() with errors about a preset's value naming its key and file:line."""
+    if not req.origins:
+        return run()
+    from .preset import explained
+    with explained(req.origins, {}, vars(req)):
+        return run()
 
 
 # Exit codes of a plan (documented in the README and `kvfit --help`).
@@ -108,7 +134,7 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
     req = _request(ns)
     from ..plan.build import plan
     req.hub_started = started
-    report = plan(req)
+    report = _planned(req, lambda: plan(req))
     if req.json:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report.to_json()))
@@ -137,9 +163,9 @@ def main(argv: list[str] | None = None, started: float | Callable[[], float] | N
             return subcommand(argv[0], "run")(argv[1:])
         return run_plan(argv, started)
     except KvfitError as err:
-        if "--json" in argv:
+        if _json_errors(argv):
             import json
-            print(json.dumps({"error": err.to_json()}, indent=2))
+            print(json.dumps({"error": err.to_json() | {"exit_code": err.exit_code}}, indent=2))
         print(err.render(), file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
@@ -152,6 +178,16 @@ def main(argv: list[str] | None = None, started: float | Callable[[], float] | N
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: never 1 ("does not fit") or 2 (bad input)
+
+
+def _json_errors(argv: list[str]) -> bool:
+    """An error is a JSON object on stdout with --json, or a plan preset's [output] json."""
+    if "--json" in argv:
+        return True
+    if argv and argv[0] in SUBCOMMANDS:
+        return False
+    from .preset import wants_json
+    return wants_json(argv)
 
 
 def _internal_error(exc: Exception, argv: list[str]) -> int:
@@ -171,10 +207,10 @@ def _internal_error(exc: Exception, argv: list[str]) -> int:
     if os.environ.get("KVFIT_DEBUG", "").strip() not in ("", "0"):
         import traceback
         print(safe("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
-    if "--json" in argv:
+    if _json_errors(argv):
         import json
         print(json.dumps({"error": {"kind": "internal error", "message": message, "hint": None,
-                                    "fields": []}}, indent=2))
+                                    "fields": [], "exit_code": INTERNAL_ERROR}}, indent=2))
     print(f"kvfit: internal error: {message}", file=sys.stderr)
     return INTERNAL_ERROR
 

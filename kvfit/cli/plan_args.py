@@ -19,6 +19,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def add_offline(p: argparse.ArgumentParser, what: str) -> None:
+    """--offline on a subcommand (every kvfit command takes it); `what`: what it does there."""
+    p.add_argument("--offline", action="store_true", help=what)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with kvfit's one-paragraph usage errors (exit 2); the epilog is composed
     only when help is formatted."""
@@ -146,8 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--plot", metavar="FILE.png|FILE.svg", help="also draw the answer: max "
                    "resident sequences per layout along the --sweep axis with the target line, "
                    "and a stacked per-rank memory bar per layout (weights, state, reserve, "
-                   "engine overheads, free); needs matplotlib (from a source checkout: uv sync "
-                   "--extra plot). The plotted series are embedded in the file's metadata")
+                   "engine overheads, free); needs matplotlib (the optional `plot` extra: `uv sync "
+                   "--extra plot` in a source checkout). The plotted series are embedded in the "
+                   "file's metadata")
     o.add_argument("--verbose", action="store_true", help="text report with the provenance: "
                    "every config field and where it came from, layer sets, dtype sources, "
                    "checkpoint details, every layout's engine block and the assumptions (--json "

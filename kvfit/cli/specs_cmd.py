@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import SpecError, UsageError
 from ..specs.registry import builtin_architectures, load_paths, spec_files
-from .plan_args import Parser
+from .plan_args import Parser, add_offline
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,9 +18,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "every problem in every file is reported, exit 2 on any")
     c.add_argument("paths", nargs="*", help="spec files or directories")
     c.add_argument("--json", action="store_true", help="problems as JSON")
+    add_offline(c, "specs are local files; accepted so that every kvfit command takes it")
     ls = sub.add_parser("list", help="supported architectures and their matchers")
     ls.add_argument("--json", action="store_true")
     ls.add_argument("--markdown", action="store_true", help="a Markdown table (the README's)")
+    add_offline(ls, "specs are local files; accepted so that every kvfit command takes it")
     return p
 
 

@@ -12,7 +12,7 @@ import sys
 
 def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
     from ..plan import sweep
-    from .main import _request, verdict_code
+    from .main import _planned, _request, verdict_code
 
     target = None
     if plot is not None:
@@ -22,11 +22,11 @@ def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
     req = _request(ns)
     axes = sweep.parse_axes(specs, flags, vars(req)) if specs else []
     if axes:
-        report = sweep.run(req, axes)
+        report = _planned(req, lambda: sweep.run(req, axes))
         cells, code = report.sweep.cells, report.sweep.exit_code
     else:
         from ..plan.build import plan
-        report = plan(req)
+        report = _planned(req, lambda: plan(req))
         cells, code = [sweep.cell_result(report, {})], verdict_code(report)
         if report.engine_check:
             from ..preflight import exit_code

@@ -30,6 +30,38 @@ def context_overhead(rules, tp: int) -> dict:
     return num(int(rules.est(name) * GIB), rules.est_basis(name))
 
 
+def positive_gib(flag: str, value: float) -> float:
+    """`value` when it is a positive, finite number of GiB, else a UsageError naming `flag`."""
+    if not 0 < value < math.inf:
+        from ..errors import UsageError
+        raise UsageError(f"{flag} {value:g}: give a positive, finite number of GiB.")
+    return value
+
+
+def free_before_load(rules, inp: Inputs, log_basis: str | None = None) -> dict:
+    """Free memory per GPU the engine sees before it loads weights, bytes: the user's
+    --free-before-load-gib (at most the GPU's total), else a log's figure (when `log_basis`
+    names where the log shows it), else the total minus the fitted CUDA-context estimate."""
+    total = torch_total(rules, inp)
+    stated = inp.overrides.get("free_before_load")
+    if stated is not None:
+        from ..errors import UsageError
+        value = int(positive_gib("--free-before-load-gib", stated) * GIB)
+        if total["value"] is not None and value > total["value"]:
+            raise UsageError(f"--free-before-load-gib {stated:g} is more than the GPU's total "
+                             f"memory as the engine sees it ({total['value'] / GIB:.2f} GiB: "
+                             f"{total['basis']}).", hint="State the free memory per GPU "
+                             "before the engine starts (nvidia-smi, or torch.cuda.mem_get_info"
+                             "()), at most the total.")
+        return num(value, "user")
+    if inp.free_before_load_bytes is not None and log_basis:
+        return num(inp.free_before_load_bytes, log_basis)
+    if total["value"] is None:
+        return total
+    ctx = context_overhead(rules, inp.tp)
+    return num(total["value"] - ctx["value"], f"{total['basis']}; minus {ctx['basis']}")
+
+
 def loaded_weights(rules, inp: Inputs) -> dict:
     """Weight bytes one rank holds after loading, with the engine's packing estimate."""
     w = inp.weights_bytes_per_rank

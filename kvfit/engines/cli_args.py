@@ -25,12 +25,16 @@ _FLAGS = [
     ("--enable-prefix-caching", "bool", "vllm", "vLLM: prefix caching on (default on)"),
     ("--no-enable-prefix-caching", "bool", "vllm", "vLLM: prefix caching off (1 recurrent block "
      "per group instead of the align-mode count)"),
-    ("--num-speculative-tokens", int, "both", "speculative tokens per step (recurrent state "
-     "slots)"),
+    ("--num-speculative-tokens", int, "both", "speculative tokens per step of the checkpoint's "
+     "MTP draft (implies --mtp: the draft layers' KV joins the pool and the launch command "
+     "runs it; recurrent state slots)"),
     ("--decode-context-parallel-size", int, "vllm", "vLLM: decode context parallel size"),
     ("--enforce-eager", "bool", "vllm", "vLLM: no CUDA graphs"),
     ("--moe-backend", str, "vllm", "vLLM: MoE kernel backend (default auto); an explicit "
      "non-Triton backend pads FP8 expert shards instead of refining their block scales"),
+    ("--allow-deprecated-quantization", "bool", "vllm", "vLLM: start a checkpoint whose "
+     "quantization method this version deprecates (0.33: fbgemm_fp8, fp_quant); refused "
+     "without it"),
     ("--mem-fraction-static", float, "sglang", "SGLang: static memory fraction of free memory "
      "before loading (default: converted from --utilization when given, else the version's "
      "heuristic)"),
@@ -53,6 +57,9 @@ _FLAGS = [
     ("--cuda-graph-gib", float, "vllm", "override the CUDA-graph estimate (GiB per GPU)"),
     ("--non-torch-gib", float, "vllm", "override the non-torch (communicator) estimate (GiB per "
      "GPU)"),
+    ("--free-before-load-gib", float, "both", "free memory per GPU the engine sees before it "
+     "loads weights (GiB; a shared GPU or unified memory), instead of the total minus the "
+     "CUDA-context estimate; at most the GPU's total"),
 ]
 # The engines' spellings of kvfit's own knobs (plan parser only): (flag, type, engine, knob,
 # help). Each sets the same request field as kvfit's flag; two spellings with different values
@@ -89,7 +96,7 @@ ALIASES = [
 # Alias flags explain-log keeps as plain engine flags (a log's own settings).
 LOG_FLAGS = ("--gpu-memory-utilization", "--kv-cache-dtype", "--max-model-len", "--attn-dp-size")
 _OVERRIDES = {"activation_peak_gib": "activation", "cuda_graph_gib": "cudagraph",
-              "non_torch_gib": "non_torch"}
+              "non_torch_gib": "non_torch", "free_before_load_gib": "free_before_load"}
 
 
 def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> None:
@@ -130,6 +137,9 @@ def pop_engine_args(ns: dict) -> dict:
         if dest not in ns:
             continue
         value = ns.pop(dest)
+        if dest == "free_before_load_gib":
+            from .budget import positive_gib
+            positive_gib(name, value)
         if dest in _OVERRIDES:
             out["overrides"][_OVERRIDES[dest]] = value
         elif dest == "no_enable_prefix_caching":

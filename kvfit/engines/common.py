@@ -34,7 +34,7 @@ class Inputs:
       total when known (hardware spec cuda_total or a log), with total_basis;
     free_before_load_bytes: free memory before weights load (SGLang), when a log shows it;
     quant: kvfit's quantization summary dict; vocab: the model's vocabulary size;
-    overrides: user GiB overrides {"activation", "cudagraph", "non_torch"};
+    overrides: user GiB overrides {"activation", "cudagraph", "non_torch", "free_before_load"};
     graph_counts: (piecewise, full) CUDA graphs captured, when a log states them;
     max_context: the config's declared maximum context (engines refuse a longer one);
     device: the kvfit hardware id of the GPU, when known (some defaults depend on it);

@@ -62,6 +62,28 @@ def own_blocks(pages: list[LayerPage]) -> bool:
     return bool(pages) and all(p.block_tokens for p in pages)
 
 
+def user_block(rules, pages, block: int) -> tuple[list, dict | None]:
+    """A user --block-size on a model whose every layer has its own engine block: it sets the
+    block of the layer families that take cache_config.block_size (rule
+    own_block_user_families; DeepSeek-V4: the compressed MLA and indexer layers), the others
+    keep theirs. (pages, refusal): refused when it is not a multiple of such a layer's own
+    (kernel) block."""
+    rule = rules.values.get("own_block_user_families")
+    if not rule:
+        return pages, None
+    out = []
+    for p in pages:
+        if p.family in rule["value"]:
+            if block % p.block_tokens:
+                return pages, {"reason": f"--block-size {block} is not a multiple of the "
+                               f"{p.block_tokens}-token kernel block of the {p.name} layers: "
+                               "no attention kernel block fits it.",
+                               "rule": rules.basis("own_block_user_families")}
+            p = replace(p, block_tokens=block)
+        out.append(p)
+    return out, None
+
+
 def _bucket_key(p: LayerPage) -> tuple:
     if p.family == "sliding":
         kind = ("sliding", p.window)

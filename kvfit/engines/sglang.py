@@ -129,15 +129,65 @@ def _page_align(tokens: float, page: int) -> int:
     return int(tokens) // page * page
 
 
-def _recurrent(rules, flags, rest: float, slot: int) -> tuple[int, float, str]:
-    """(slots, bytes left for KV, basis) for the recurrent pool (kv_cache_configurator.py:3229-3409)."""
+def _draft_tokens(flags) -> int:
+    """SGLang's --speculative-num-draft-tokens for kvfit's speculative tokens: the launch
+    command runs EAGLE with topk 1, steps N and N + 1 draft tokens (0: no speculation)."""
+    n = int(flag(flags, "num_speculative_tokens", 0))
+    return n + 1 if n > 0 else 0
+
+
+def _requests(rules, flags) -> int | None:
+    """--max-running-requests: the user's, else 48 under speculative decoding (rule
+    speculative_max_running_requests), else None (sized from the pool)."""
+    if flags.get("max_running_requests"):
+        return int(flags["max_running_requests"])
+    if _draft_tokens(flags) and "speculative_max_running_requests" in rules.values:
+        return rules["speculative_max_running_requests"]
+    return None
+
+
+def _slots_rule(rules, flags) -> str:
+    """The rule naming the recurrent slots one running request holds."""
+    if flags.get("disable_radix_cache"):
+        return "mamba_slots_no_radix"
+    if flags.get("disable_overlap_schedule") and "mamba_slots_no_overlap" in rules.values:
+        return "mamba_slots_no_overlap"
+    return "mamba_slots_per_request"
+
+
+def _recurrent(rules, flags, rest: float, slot: int, attn_dp: int = 1
+               ) -> tuple[int, float, str]:
+    """(slots, bytes left for KV, basis) for the recurrent pool (kv_cache_configurator.py:
+    3229-3409): a stated --max-mamba-cache-size per attention-DP worker; without the radix
+    cache, one slot per running request when their number is set; else r/(1+r) of the rest.
+    Under speculative decoding each running request also holds D intermediate states
+    (D draft tokens), reserved from the rest (:3296-3380)."""
+    D = _draft_tokens(flags)
+    per = rules[_slots_rule(rules, flags)]
+    running = _requests(rules, flags)
+    spec = (f"; minus intermediate states for {D} draft tokens per running request "
+            "(kv_cache_configurator.py:3296-3380)") if D else ""
     if flags.get("max_mamba_cache_size"):
-        size = int(flags["max_mamba_cache_size"])
-        basis = "user: --max-mamba-cache-size"
+        size = int(flags["max_mamba_cache_size"]) // attn_dp
+        basis = "user: --max-mamba-cache-size, per attention-DP worker" + spec
+        if D:
+            rest -= slot * (min(max(1, running // attn_dp), size // per) + 1) * D
+    elif flags.get("disable_radix_cache") and running:
+        size = max(1, running // attn_dp)
+        basis = ("engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3325-3348 (no radix "
+                 "cache: one slot per running request, --max-running-requests per worker)" + spec)
+        if D:
+            rest -= slot * (size + 1) * D
     else:
         r = float(flag(flags, "mamba_full_memory_ratio", rules["mamba_full_memory_ratio"]))
-        size = max(0, math.floor((rest * r / (1 + r) - slot) / slot))
+        budget = rest * r / (1 + r)
         basis = rules.basis("mamba_full_memory_ratio") + f" (r = {r}: r/(1+r) of the rest)"
+        if D:
+            size = max(0, math.floor((budget - slot * (1 + D)) // (slot * (1 + D / per))))
+            rest -= slot * (min(max(1, running // attn_dp), size // per) + 1) * D
+            basis += "; solved with the intermediate states" + spec
+        else:
+            size = max(0, math.floor((budget - slot) / slot))
     return size, rest - (size + 1) * slot, basis
 
 
@@ -166,7 +216,7 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
         cells["slot"] = slot
     free = _free_before(rules, inp)
     weights = budget.loaded_weights(rules, inp)
-    ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
+    ratio = float(flag(flags, "swa_full_tokens_ratio", (dsv4 or rules)["swa_full_tokens_ratio"]))
     state = "kvfit state, per rank (engine rule sglang/srt/model_executor/pool_configurator.py:" + (
         "1353-1404: DSV4PoolConfigurator, page-padded; recurrent: the C128 rings per request slot)"
         if dsv4 else "340-535)")
@@ -217,13 +267,7 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
 
 
 def _free_before(rules, inp: Inputs) -> dict:
-    if inp.free_before_load_bytes is not None:
-        return num(inp.free_before_load_bytes, "log: avail mem + mem usage at 'Load weight end'")
-    total = budget.torch_total(rules, inp)
-    if total["value"] is None:
-        return total
-    ctx = budget.context_overhead(rules, inp.tp)
-    return num(total["value"] - ctx["value"], f"{total['basis']}; minus {ctx['basis']}")
+    return budget.free_before_load(rules, inp, "log: avail mem + mem usage at 'Load weight end'")
 
 
 def _pools(rules, flags, rest, cells, page: int, context: int, attn_dp: int,
@@ -236,7 +280,7 @@ def _pools(rules, flags, rest, cells, page: int, context: int, attn_dp: int,
         return out
     kv_rest, slots = rest, None
     if cells["slot"]:
-        slots, kv_rest, basis = _recurrent(rules, flags, rest, cells["slot"])
+        slots, kv_rest, basis = _recurrent(rules, flags, rest, cells["slot"], attn_dp)
         out["mamba_cache_size"] = num(slots, basis)
     ratio = float(flag(flags, "swa_full_tokens_ratio", rules["swa_full_tokens_ratio"]))
     cell = cells["full"] + (ratio * cells["swa"] if cells["swa"] else 0)
@@ -269,13 +313,13 @@ def _running(rules, flags, tokens: int, context: int, attn_dp: int, slots) -> di
     """Effective max_running_requests per DP worker (kv_cache_configurator.py:3119-3172)."""
     est = int(tokens / context * rules["running_requests_per_context"])
     est = min(max(est, rules["running_requests_min"]), rules["running_requests_max"])
-    user = flags.get("max_running_requests")
+    user = _requests(rules, flags)
     value = min(int(user) // attn_dp if user else est, tokens // 2)
     basis = rules.basis("running_requests_per_context")
+    if user and not flags.get("max_running_requests"):
+        basis = rules.basis("speculative_max_running_requests")
     if slots is not None:
-        name = "mamba_slots_no_radix" if flags.get("disable_radix_cache") else (
-            "mamba_slots_no_overlap" if flags.get("disable_overlap_schedule")
-            and "mamba_slots_no_overlap" in rules.values else "mamba_slots_per_request")
+        name = _slots_rule(rules, flags)
         per = rules[name]
         if slots // per < value:
             value = slots // per

@@ -15,7 +15,7 @@ from dataclasses import replace
 from . import budget
 from .common import GIB, Inputs, flag, gib, num, too_long
 from .packed import RULE as PACKED_RULE
-from .packed import is_packed, own_blocks, packed_groups, stride_alignment
+from .packed import is_packed, own_blocks, packed_groups, stride_alignment, user_block
 from .pages import group_pages, layer_pages
 from .vllm_blocks import attention_block, state_blocks
 
@@ -97,9 +97,7 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
         "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
         "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"],
         {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt})
-    ctx = budget.context_overhead(rules, inp.tp)
-    out["free_at_start_bytes"] = num(None if total["value"] is None else
-                                     total["value"] - ctx["value"], ctx["basis"])
+    out["free_at_start_bytes"] = budget.free_before_load(rules, inp)
     return out
 
 
@@ -236,10 +234,26 @@ def batch_defaults(rules, inp: Inputs) -> tuple[int, int, str]:
     raise AssertionError("the last tier has min_total_gib 0")
 
 
+def _mm_prefix_floor(rules, inp: Inputs, mnbt: int, basis: str) -> tuple[int, str]:
+    """The default max_num_batched_tokens raised to the largest multimodal item of a prefix-LM
+    model (Gemma 4: a 2,496-token video), which must fit in one batch."""
+    rule = rules.values.get("mm_prefix_batched_tokens_floor")
+    model = inp.model_config or {}
+    text = model.get("text_config") if isinstance(model.get("text_config"), dict) else {}
+    for row in rule["value"] if rule else ():
+        if model.get("model_type") == row["model_type"] and \
+                text.get(row["text_config_key"]) == row["equals"] and mnbt < row["tokens"]:
+            return row["tokens"], (f"engine rule {rule['source']}: the GPU tier's default "
+                                   f"{mnbt} raised to one {row.get('modality', 'multimodal')} "
+                                   f"item of {row['tokens']} tokens")
+    return mnbt, basis
+
+
 def predict(rules, flags: dict, inp: Inputs) -> dict:
     """vLLM's start-up numbers for one engine (one DP replica) at this TP size."""
     L = int(flag(flags, "max_model_len", inp.context))
     seqs_default, mnbt_default, batch_basis = batch_defaults(rules, inp)
+    mnbt_default, batch_basis = _mm_prefix_floor(rules, inp, mnbt_default, batch_basis)
     mnbt = int(flag(flags, "max_num_batched_tokens", mnbt_default))
     seqs = int(flag(flags, "max_num_seqs", seqs_default))
     dcp, spec = int(flag(flags, "decode_context_parallel_size", 1)), int(
@@ -247,9 +261,15 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     prefix = flag(flags, "enable_prefix_caching", rules["prefix_caching_default"])
     pages = layer_pages(inp.components, inp.tp)
     mem = memory(rules, flags, inp, seqs, mnbt)
-    stride = ""
-    if is_packed(pages) and not (own_blocks(pages) and flags.get("block_size")):
+    stride, block_refusal = "", None
+    if own_blocks(pages) and flags.get("block_size"):
+        pages, block_refusal = user_block(rules, pages, int(flags["block_size"]))
+    if is_packed(pages):
         grouping, bs, hybrid, align, stride = _packed(rules, flags, inp, pages, bool(prefix))
+        if block_refusal is None and own_blocks(pages) and flags.get("block_size"):
+            bs = num(bs["value"], f"{bs['basis']}; --block-size {flags['block_size']} sets "
+                     f"the {', '.join(rules['own_block_user_families'])} layers' block only "
+                     f"({rules.basis('own_block_user_families')})")
     else:
         bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
         align_mode = bool(prefix) and hybrid is not None
@@ -285,7 +305,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     out["blocks_per_request"] = num(blocks, "engine rule vllm/v1/core/kv_cache_utils.py:1061-1093"
                                     " (sum over groups)")
     out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
-    out["refusal"] = refusal(rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
+    out["refusal"] = block_refusal or refusal(rules, mem, grouping, blocks, L,
+                                              (mnbt, dcp, spec, align, inp))
     out["warnings"] = [_COMPRESSED] if grouping.kind != "packed" and any(
         p.family == "compressed" for p in pages) else []
     if pipeline is not None:

@@ -12,9 +12,11 @@ from ..report.model import Dtype, Dtypes, Report, State, WeightBytes, freeze
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
-from .cache_dtypes import cache_dtypes, uses_index
+from .cache_dtypes import cache_dtypes, cache_names
 from .capacity import Capacity
 from .context import parse_context
+from .draft import speculative_draft
+from .ownership import pinned_weights
 from .request import DEFAULT_UTILIZATION, PlanRequest
 from .sections import (
     architecture_section,
@@ -128,7 +130,8 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
     if req.parallelism not in PARALLELISMS:
         raise UsageError(f"--parallelism {req.parallelism!r}: choose {', '.join(PARALLELISMS)}.")
     floor = ((quant or {}).get("runtime_floor_gib"), (quant or {}).get("runtime_floor_basis"))
-    weights, why_not = count_weights(meta, req.weight_gib, *floor), None
+    weights = pinned_weights(count_weights(meta, req.weight_gib, *floor), meta, res, req.model)
+    why_not = None
     memo: list = []
 
     def estimate():
@@ -167,9 +170,8 @@ def _weights(req, meta, res, quant, model_bytes, warnings):
 
 
 def _judge(cap, quant, res, own, meta, model_bytes):
-    """The layout constraints of the engines (kvfit.plan.constraints) for this checkpoint; the
-    routed-expert bytes a padded shard is charged on come from the ownership, else the
-    config-shape estimate's routed rows."""
+    """The engines' layout constraints (kvfit.plan.constraints) for this checkpoint; a padded
+    shard's routed-expert bytes come from the ownership, else the estimate's routed rows."""
     from .constraints import judge_for
 
     def routed():
@@ -206,6 +208,7 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
     from ..checkpoint.quant import summarize
     from ..engines import resolve_rules
     from ..engines.command import engine_spelling
+    from ..engines.quant_methods import check as check_quant
 
     rules, how = resolve_rules(req.engine, req.engine_version, req.engine_strict)
     if rules.extrapolated_from:
@@ -228,6 +231,7 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
         u, basis = DEFAULT_UTILIZATION, ("kvfit default; SGLang sizes its pool by its own "
                                          "--mem-fraction-static rule")
     summary = summarize(meta).to_json()
+    check_quant(rules, summary, meta.config, flags)
     cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
                    req.utilization if req.engine == "sglang" else None, req.engine_selected_by,
                    summary, budget_utilization=u, utilization_basis=basis)
@@ -269,8 +273,7 @@ def _capability(req: PlanRequest) -> str | None:
 
 def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
             ) -> tuple[Model, dict]:
-    """Read the checkpoint (unless `meta` is the one already read), match its spec and count
-    its state: (Model, report head)."""
+    """Read the checkpoint (unless `meta` was read), match its spec, count its state: (Model, head)."""
     meta = load_metadata(req) if meta is None else meta
     res = once(meta, ("resolution",), lambda: resolve_architecture(meta.config))
     arch, root, root_name, prefix = res.arch, res.root, res.root_name, res.prefix
@@ -288,7 +291,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
                  lambda: evaluate_components(arch, fields, sets, ctx, names, layout))
     weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
     divides = tp_divides(arch, values)
-    caches = (("KV", kv.name),) + ((("index", index.name),) if uses_index(arch, comps) else ())
+    caches = cache_names(kv, index, arch, comps, req.index_dtype, warnings)
     if cap.engine:
         from ..engines.state import architectures, model_head_size, vocab_size
         cap = replace(cap, vocab=vocab_size(meta, res), max_context=declared,
@@ -318,7 +321,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     }
     if headers is not None:
         head["headers"] = headers
-    return m, head
+    return m, head | speculative_draft(values, fields, comps)
 
 
 def state_sections(m: Model, comps: list, ctx: int) -> dict:

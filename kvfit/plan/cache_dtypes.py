@@ -27,6 +27,17 @@ def uses_index(arch, comps) -> bool:
     return any(c.name in priced for c in comps)
 
 
+def cache_names(kv, index, arch, comps, index_dtype: str, warnings: list[str]) -> tuple:
+    """(("KV", name),) plus ("index", name) when a counted component is priced at the indexer
+    dtype; an --index-dtype that nothing uses is said in a warning."""
+    if uses_index(arch, comps):
+        return ("KV", kv.name), ("index", index.name)
+    if index_dtype != "auto":
+        warnings.append(f"--index-dtype {index_dtype} is not used: {arch.id} keeps no "
+                        "sparse-indexer keys.")
+    return (("KV", kv.name),)
+
+
 def _static_auto(meta, root, root_name, quant, warnings):
     """`--kv-dtype auto` without --engine: the one resolver (kvfit.checkpoint.kv_auto) with the default
     engine's rule, so the static bound counts the cache vLLM would allocate."""

@@ -90,8 +90,7 @@ def establish(meta: Metadata, arch, values: dict, model_path: str | None, estima
     estimate's split when the checkpoint's bytes are known)."""
     from .expert_split import header_patterns, split_of
 
-    local = Path(model_path) if model_path and Path(model_path).exists() else None
-    local = local.parent if local is not None and local.is_file() else local
+    local = _local_dir(model_path)
     tensors = meta.tensor_bytes or (_local_headers(meta, local) if local else None)
     patterns = [arch.experts.pattern] if arch.experts is not None else header_patterns(arch)
     est, why_not = (None, "")
@@ -127,6 +126,35 @@ def establish(meta: Metadata, arch, values: dict, model_path: str | None, estima
                      f"pinned {SUMMARY}.", hint="Plan with the default --parallelism tp, give a "
                      "checkpoint directory with its *.safetensors files (or a Hub id, whose "
                      f"headers are read), or add a {SUMMARY} summary to the directory.")
+
+
+def pinned_split(meta: Metadata, arch, values: dict, model_path: str | None
+                 ) -> Ownership | None:
+    """The pinned checkpoint-tensor-split.json summary (checkpoint folder, else the catalog),
+    or None when there is none: the checkpoint's tensor bytes for any parallelism."""
+    summary, where = _find_summary(meta, _local_dir(model_path))
+    if summary is None:
+        return None
+    return _from_summary(summary, where, meta, _declared_count(arch, values))
+
+
+def pinned_weights(weights, meta: Metadata, res, model_path: str | None):
+    """`weights`, or, when they are unknown (no files, no index), the pinned tensor split's
+    (source "tensor split") if there is one: better evidence than the config-shape estimate."""
+    from ..checkpoint.weights import Weights
+
+    if weights.source != "unknown":
+        return weights
+    split = pinned_split(meta, res.arch, res.values, model_path)
+    if split is None:
+        return weights
+    return Weights(split.total_bytes, "tensor split", f"{split.detail}; tensor bytes only (the "
+                   "files are slightly larger: headers not counted)")
+
+
+def _local_dir(model_path: str | None) -> Path | None:
+    local = Path(model_path) if model_path and Path(model_path).exists() else None
+    return local.parent if local is not None and local.is_file() else local
 
 
 def _from_estimate(split, est, arch, weights) -> Ownership:

@@ -91,10 +91,11 @@ class PlanRequest:
     detected: dict | None = None
     hub_started: float | Callable[[], float] | None = None
     explicit: set = field(default_factory=set)
+    origins: dict = field(default_factory=dict)   # request key -> the preset key that set it
 
     @classmethod
     def names(cls) -> list[str]:
-        return [f.name for f in fields(cls) if f.name not in ("explicit",)]
+        return [f.name for f in fields(cls) if f.name not in ("explicit", "origins")]
 
 
 def normalize_tp(values: dict, flag: str = "--tp") -> dict:

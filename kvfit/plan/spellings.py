@@ -108,6 +108,8 @@ def resolve(ns: dict) -> dict:
     for knob, (_, value) in k.given.items():
         if knob not in ns:          # kvfit's own flag already carries its value (as typed)
             out[knob] = value
+    if flags.get("num_speculative_tokens") and not ns.get("mtp"):
+        out["mtp"] = True     # the checkpoint's MTP draft: the one speculative method planned
     out |= {"engine": engine, "engine_version": opts["version"], "engine_flags": flags,
             "engine_overrides": opts["overrides"], "print_command": opts["print_command"]}
     return out

@@ -48,14 +48,16 @@ def _python(given: str | None) -> tuple[str, str]:
 
 
 def _tp(req) -> tuple[int, str]:
+    """(TP of the check, where it came from: the flag, or the preset key that set it)."""
+    origins = getattr(req, "origins", {})
     if req.engine_tp is not None:
         if req.engine_tp < 1:
             raise UsageError(f"--engine-tp {req.engine_tp} must be at least 1.")
-        return req.engine_tp, "--engine-tp"
+        return req.engine_tp, origins.get("engine_tp", "--engine-tp")
     if isinstance(req.tp, int):
-        return req.tp, "--tp"
+        return req.tp, origins.get("tp", "--tp")
     if req.gpus:
-        return req.gpus, "--gpus"
+        return req.gpus, origins.get("gpus", "--gpus")
     return 1, "default"
 
 

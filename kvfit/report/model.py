@@ -727,6 +727,20 @@ class Sweep(Part):
 
 
 @dataclass(**PART)
+class SpeculativeDraft(Part):
+    """`speculative_draft`: a config-declared integrated draft model (DeepSeek V4 DSpark)."""
+
+    kind: str
+    declaration_source: str
+    fields: Frozen
+    draft_layers: int
+    draft_layers_source: str
+    components: tuple[str, ...]
+    runtime_enabled: bool | None
+    note: str
+
+
+@dataclass(**PART)
 class Report(Part):
     """A plan's answer. `chosen` is the recommended layout in full (the same object as its
     entry in `layouts`; not part of the JSON)."""
@@ -765,4 +779,5 @@ class Report(Part):
     engine_command: EngineCommand = ABSENT
     engine_check: Frozen = ABSENT
     sweep: Sweep = ABSENT
+    speculative_draft: SpeculativeDraft = ABSENT
     chosen: Layout | None = field(default=None, metadata={"json": False})

@@ -24,10 +24,22 @@ PARTS = (("weights", "weights", "#4c72b0"), ("state", "state of the resident seq
          ("free", "free (in the budget)", "#e8e8e8"),
          ("reserve", "reserve (outside the budget)", "#8c8c8c"))
 GIB = 1024**3
-INSTALL = ("--plot draws with matplotlib, which is not installed in this environment. From the "
-           "kvfit source checkout run `uv sync --extra plot` (or add matplotlib to the "
-           "environment kvfit runs in), then repeat the command; without --plot nothing else "
-           "needs it.")
+
+
+def install_hint() -> str:
+    """How to get matplotlib: the checkout's extra from a source checkout, else a pip install
+    into the interpreter kvfit runs in (an installed wheel has no checkout to sync)."""
+    import sys
+
+    from ..paths import data_root
+
+    root = data_root()
+    head = "--plot draws with matplotlib, which is not installed in this environment. "
+    tail = ", then repeat the command; without --plot nothing else needs it."
+    if (root / "pyproject.toml").is_file() and (root / "kvfit").is_dir():
+        return head + f"In this source checkout ({root}) run `uv sync --extra plot`" + tail
+    return (head + f"Install it into the environment kvfit runs in: `{sys.executable} -m pip "
+            "install 'matplotlib>=3.8'`" + tail)
 
 
 def check_target(path: str) -> tuple[Path, str]:
@@ -51,7 +63,7 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError(INSTALL) from None
+        raise UsageError(install_hint()) from None
 
 
 def series(report: Report, cells: tuple[SweepCell, ...], axes: tuple[SweepAxis, ...]) -> dict:

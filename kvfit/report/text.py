@@ -13,11 +13,24 @@ from .questions_text import inverse_lines, search_lines
 from .words import count, gib, number, table, tokens
 
 
+def _no_context(r: Report) -> str:
+    """Said on the first line when no --context was given and the declared maximum was taken."""
+    return (" (the declared maximum: no --context given)"
+            if str(r.context_source or "").startswith("the declared maximum") else "")
+
+
+def _index(r: Report) -> str:
+    """The sparse-indexer key format the user chose, as resolved (fp4 -> mxfp4), when used."""
+    idx = r.dtypes.index
+    used = any("index_bytes" in str(c.bytes_per_entry_formula or "") for c in r.state.components)
+    return f", index {idx.name}" if used and (idx.provenance or "").startswith("user:") else ""
+
+
 def _verdict(r: Report) -> list[str]:
     m = r.model
     rev = f"@{m.revision[:12]}" if m.revision else ""
     head = (f"kvfit: {m.source}{rev} ({m.origin}) | {r.architecture.id} | "
-            f"{tokens(r.context_tokens)} | KV {r.kv_dtype}")
+            f"{tokens(r.context_tokens)}{_no_context(r)} | KV {r.kv_dtype}{_index(r)}")
     rope = r.rope_scaling
     if rope:
         was = rope.declared_max_tokens
