@@ -198,3 +198,22 @@ def test_the_node_local_count_found_by_bisection_is_the_first_a_walk_finds():
     _, report = run_json(QWEN, "--context", "32k", "--weight-gib", "560", "--systems",
                          "dgx-h100", "--max-nodes", "40", "--concurrent-users", "23")
     assert walked == 23 == _cands(report)["dgx-h100"]["smallest_scale_up_local_nodes"]
+
+
+@pytest.mark.parametrize("flags", [
+    ("--max-nodes", "40"),                                   # nothing fits
+    ("--max-nodes", "64", "--tp", "16"),                     # nothing fits; counts of 2 nodes
+    # fits at 24 nodes, cross-domain only (TP=64); at 32 nodes, node-local (TP=8)
+    ("--max-nodes", "40", "--weight-gib", "3000", "--concurrent-users", "50"),
+    ("--max-nodes", "40", "--concurrent-users", "2000"),
+])
+def test_a_search_that_skips_counts_answers_as_a_walk_of_every_count(flags, monkeypatch):
+    """Where capacity only grows with nodes the search skips the counts that divide one that
+    does not fit; the whole report must be what walking every count 1..N gives."""
+    from kvfit.plan import search
+
+    argv = [QWEN, "--context", "32k", "--weight-gib", "61", "--concurrent-users", "100000",
+            "--systems", "dgx-h100", *flags]
+    skipping = run_cli(*argv, "--json")
+    monkeypatch.setattr(search, "_fits_grow", lambda req: False)
+    assert skipping == run_cli(*argv, "--json")

@@ -227,9 +227,8 @@ def entry() -> None:
     is read only if a plan goes to the Hub (the same instant then: it is the start's age
     subtracted from the clock), so a local plan imports nothing of kvfit.hub."""
     import gc
-    # A run is short and allocates mostly objects that live to the end (modules, classes,
-    # spec data): at the default threshold (700) the collector re-scanned them dozens of
-    # times during start-up, a thirtieth of a plan. Collections still run, less often.
+    # A run is short and allocates mostly objects that live to its end (modules, classes,
+    # spec data), so the collector runs less often than at its default threshold.
     gc.set_threshold(50_000, 10, 10)
     try:
         code = main(started=_process_started)

@@ -11,7 +11,7 @@ _LATER = "(composed when --help is shown)"
 
 def __getattr__(name: str):
     """EPILOG: exit codes, capacity model, examples (kvfit/cli/helptext.py, also the man
-    page), composed on first use: wrapping every example is most of a plan's parser time."""
+    page), composed on first use."""
     if name == "EPILOG":
         from .helptext import epilog
 

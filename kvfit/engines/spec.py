@@ -132,8 +132,7 @@ def installed_version(engine: str) -> str | None:
     """The engine's installed distribution version in this environment, without importing it.
 
     When no module of that name can be found, nothing is installed to ask about, and the
-    distribution metadata (importlib.metadata, a scan of every installed package, most of an
-    engine plan's extra time) is not read."""
+    distribution metadata is not read."""
     from importlib.util import find_spec
 
     package = load_spec(engine)["package"]

@@ -9,7 +9,7 @@ Importing this package is cheap: huggingface_hub, gguf and ruamel.yaml load on f
 
 from __future__ import annotations
 
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..checkpoint.metadata import Metadata

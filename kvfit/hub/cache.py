@@ -16,11 +16,8 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
-
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import Any
 
 FORMAT = 1
 _SHA = re.compile(r"[0-9a-f]{40}")

@@ -20,14 +20,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from ..errors import HubError, UsageError
 
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 MAX_TIMEOUT_S = 86_400.0
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..errors import HubError, KvfitError
 
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 ATTEMPTS = 3
 BACKOFF_S = 0.25

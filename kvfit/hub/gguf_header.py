@@ -1,19 +1,21 @@
-"""Read a GGUF header (key/value metadata + tensor infos) with the `gguf` package.
+"""Read a GGUF header (key/value metadata + tensor infos) from the file's first bytes.
 
-Local files are parsed in place. A remote file is read as a growing prefix: the first
-FIRST_READ_BYTES go to a temporary file that gguf parses; if the header runs past the
-prefix, the prefix doubles, up to MAX_PREFIX_BYTES. Tensor data is never mapped: only
-names, GGML types and byte sizes are kept. Truncated or corrupt files raise ConfigError.
+The header is read as a growing prefix: FIRST_READ_BYTES, doubled until it holds the whole
+header (up to MAX_PREFIX_BYTES), every count and length checked by gguf_bounds.scan before
+anything is decoded. Tensor data is never read: only names, GGML types and byte sizes are
+kept. Truncated or corrupt files raise ConfigError.
 """
+
+# gguf.GGUFReader memory-maps a whole file and maps every tensor's data, so it cannot read a
+# header from the first bytes of a remote file: this small reader decodes the header alone,
+# with gguf's own constants (value types, GGML types and their sizes, default alignment).
 
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from ..errors import ConfigError
@@ -22,7 +24,7 @@ from .gguf_bounds import Incomplete, scan
 FIRST_READ_BYTES = 8 * 2**20
 MAX_PREFIX_BYTES = 64 * 2**20
 MAX_KEPT_ARRAY = 4096
-_PARSE_ERRORS = (ValueError, IndexError, KeyError, OverflowError, TypeError, UnicodeDecodeError)
+_PARSE_ERRORS = (ValueError, IndexError, KeyError, OverflowError, TypeError, struct.error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,34 +50,17 @@ def read_local_gguf(path: str, size: int | None = None) -> GgufHeader:
         def read_range(start: int, length: int) -> bytes:
             handle.seek(start)
             return handle.read(length)
-        bounded_prefix(read_range, os.path.basename(path), size)
-    header, _ = _parse(path, os.path.basename(path))
-    _check_fits(header, size, os.path.basename(path))
-    return header
+        return read_remote_gguf(read_range, os.path.basename(path), size)
 
 
 def read_remote_gguf(read_range: Callable[[int, int], bytes], name: str,
                      size: int | None) -> GgufHeader:
-    """Parse a remote GGUF from ranged reads (read_range(start, length) -> bytes)."""
-    prefix = bounded_prefix(read_range, name, size)
-    want = FIRST_READ_BYTES if size is None else min(FIRST_READ_BYTES, size)
-    eof = len(prefix) < want or (size is not None and len(prefix) >= size)
-    while True:
-        header, data_start = _parse_bytes(prefix, name, strict=eof)
-        # Every header byte is genuine only if the header ended strictly inside the prefix.
-        if header is not None and (eof or data_start < len(prefix)):
-            if size is not None:
-                _check_fits(header, size, name)
-            return header
-        if len(prefix) >= MAX_PREFIX_BYTES:
-            raise ConfigError(f"{name}: the GGUF header is larger than {MAX_PREFIX_BYTES:,} bytes "
-                              "(kvfit's limit); the file is corrupt or unusual.")
-        want = min(len(prefix), MAX_PREFIX_BYTES - len(prefix))
-        if size is not None:
-            want = min(want, size - len(prefix))
-        more = read_range(len(prefix), want)
-        prefix += more
-        eof = len(more) < want or (size is not None and len(prefix) >= size)
+    """Parse a GGUF from ranged reads (read_range(start, length) -> bytes); `size`, when
+    known, is the file's size."""
+    header = _parse(bounded_prefix(read_range, name, size), name)
+    if size is not None:
+        _check_fits(header, size, name)
+    return header
 
 
 def bounded_prefix(read_range: Callable[[int, int], bytes], name: str,
@@ -100,69 +85,104 @@ def bounded_prefix(read_range: Callable[[int, int], bytes], name: str,
                 limit, capped = len(prefix), False
 
 
-def _parse_bytes(prefix: bytes, name: str, *, strict: bool) -> tuple[GgufHeader | None, int]:
-    """Parse a prefix via an anonymous in-memory file (Linux memfd: nothing is left in the
-    temp dir even if kvfit is killed), else a temporary file; (None, 0) when it is too short
-    (unless strict)."""
-    with _prefix_file(prefix) as path:
-        try:
-            return _parse(path, name)
-        except ConfigError:
-            if strict:
-                raise
-            return None, 0
-
-
-@contextmanager
-def _prefix_file(data: bytes) -> Iterator[str]:
-    """A path holding `data` for as long as the block runs."""
-    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
-        fd = os.memfd_create("kvfit-gguf-prefix")
-        try:
-            with open(fd, "wb", closefd=False) as handle:
-                handle.write(data)
-            yield f"/proc/self/fd/{fd}"
-        finally:
-            os.close(fd)
-        return
-    fd, tmp = tempfile.mkstemp(suffix=".gguf", prefix="kvfit-")
+def _parse(prefix: bytes, name: str) -> GgufHeader:
+    """The header in `prefix` (which holds all of it: bounded_prefix)."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        yield tmp
-    finally:
-        os.unlink(tmp)
-
-
-def _parse(path: str, name: str) -> tuple[GgufHeader, int]:
-    """(header, offset where tensor data starts) for a file holding at least the header."""
-    try:
-        reader = _reader_class()(path)
-        fields, lengths = _fields(reader)
+        return _Reader(prefix).header()
     except _PARSE_ERRORS as exc:
         raise ConfigError(f"{name} is not a readable GGUF file: truncated or corrupt "
                           f"({exc.__class__.__name__}: {exc}).") from None
-    tensors = {t[0]: (t[1], t[2]) for t in reader.infos}
-    end = max((reader.data_offset + off + n for _, _, n, off in reader.infos),
-              default=reader.data_offset)
-    return GgufHeader(fields, lengths, tensors, end), reader.data_offset
 
 
-def _fields(reader) -> tuple[dict[str, Any], dict[str, int]]:
-    """Metadata values as plain Python, skipping the GGUF.* bookkeeping entries."""
-    from gguf import GGUFValueType
+class _Reader:
+    """A little-endian GGUF v2/v3 header, read front to back."""
 
-    fields: dict[str, Any] = {}
-    lengths: dict[str, int] = {}
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF."):
-            continue
-        if field.types and field.types[0] == GGUFValueType.ARRAY \
-                and len(field.data) > MAX_KEPT_ARRAY:
-            lengths[key] = len(field.data)
-            continue
-        fields[key] = field.contents()
-    return fields, lengths
+    def __init__(self, buf: bytes):
+        from gguf import GGUFValueType as T
+
+        self.buf, self.pos = buf, 0
+        self.scalars = {T.UINT8: "B", T.INT8: "b", T.UINT16: "H", T.INT16: "h", T.UINT32: "I",
+                        T.INT32: "i", T.FLOAT32: "f", T.BOOL: "?", T.UINT64: "Q", T.INT64: "q",
+                        T.FLOAT64: "d"}
+        self.string_type, self.array_type, self.u32_type = T.STRING, T.ARRAY, T.UINT32
+
+    def unpack(self, fmt: str) -> tuple:
+        values = struct.unpack_from("<" + fmt, self.buf, self.pos)
+        self.pos += struct.calcsize("<" + fmt)
+        return values
+
+    def raw_string(self) -> bytes:
+        (length,) = self.unpack("Q")
+        if self.pos + length > len(self.buf):
+            raise ValueError(f"a {length:,}-byte string at byte {self.pos - 8:,} runs past the "
+                             "header")
+        self.pos += length
+        return self.buf[self.pos - length:self.pos]
+
+    def leaves(self, vtype: int, out: list) -> None:
+        """Append the value's items to `out`: an array's items flattened (as gguf's
+        ReaderField.contents() gives them), strings as undecoded bytes."""
+        if vtype == self.string_type:
+            out.append(self.raw_string())
+        elif vtype == self.array_type:
+            itype, count = self.unpack("IQ")
+            if itype in self.scalars:
+                out.extend(self.unpack(f"{count}{self.scalars[itype]}"))
+            else:
+                for _ in range(count):
+                    self.leaves(itype, out)
+        else:
+            out.extend(self.unpack(self.scalars[vtype]))
+
+    def header(self) -> GgufHeader:
+        from gguf import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType
+
+        _magic, _version, n_tensors, n_keys = self.unpack("4sIQQ")
+        fields: dict[str, Any] = {}
+        lengths: dict[str, int] = {}
+        seen: set[str] = set()
+        alignment = GGUF_DEFAULT_ALIGNMENT
+        for _ in range(n_keys):
+            key = self.raw_string().decode("utf-8")
+            if key in seen:
+                raise KeyError(f"duplicate key {key}")
+            seen.add(key)
+            (vtype,) = self.unpack("I")
+            items: list = []
+            self.leaves(vtype, items)
+            if key == "general.alignment":
+                if vtype != self.u32_type or not items[0] or items[0] & (items[0] - 1):
+                    raise ValueError("general.alignment must be a UINT32 power of two")
+                alignment = items[0]
+            if key.startswith("GGUF."):                # the name gguf's own entries take
+                continue
+            if vtype != self.array_type:
+                fields[key] = items[0].decode("utf-8") if vtype == self.string_type else items[0]
+            elif len(items) > MAX_KEPT_ARRAY:
+                lengths[key] = len(items)
+            else:
+                fields[key] = [v.decode("utf-8") if isinstance(v, bytes) else v for v in items]
+        tensors: dict[str, tuple[str, int]] = {}
+        offsets = []
+        for _ in range(n_tensors):
+            name = self.raw_string().decode("utf-8")
+            (n_dims,) = self.unpack("I")
+            dims = self.unpack(f"{n_dims}Q")
+            raw_type, offset = self.unpack("IQ")
+            qtype = GGMLQuantizationType(raw_type)
+            block, type_size = GGML_QUANT_SIZES[qtype]
+            count = 1
+            for dim in dims:
+                count *= dim
+            if name in tensors:
+                raise ValueError("duplicate tensor names")
+            tensors[name] = (qtype.name, count * type_size // block)
+            offsets.append(offset)
+        data_offset = -(-self.pos // alignment) * alignment
+        end = max((data_offset + off + n for off, (_, n) in zip(offsets, tensors.values(),
+                                                                 strict=True)),
+                  default=data_offset)
+        return GgufHeader(fields, lengths, tensors, end)
 
 
 def _check_fits(header: GgufHeader, size: int, name: str) -> None:
@@ -170,30 +190,3 @@ def _check_fits(header: GgufHeader, size: int, name: str) -> None:
     if header.data_end > size:
         raise ConfigError(f"{name} is truncated: its tensors need {header.data_end:,} bytes but "
                           f"the file has {size:,}.")
-
-
-@cache
-def _reader_class():
-    """A gguf.GGUFReader that records tensor infos instead of mapping tensor data."""
-    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader
-
-    class HeaderReader(GGUFReader):
-        def _build_tensors(self, start_offs: int, fields: list) -> None:
-            """Keep (name, GGML type, bytes, offset) per tensor; map no tensor data."""
-            self.infos = []
-            for field in fields:
-                _, name, _, dims, raw_type, offset = field.parts
-                qtype = GGMLQuantizationType(int(raw_type[0]))
-                block, type_size = GGML_QUANT_SIZES[qtype]
-                count = 1
-                for dim in dims.tolist():
-                    count *= int(dim)
-                nbytes = count * type_size // block
-                self.infos.append((bytes(name).decode("utf-8"), qtype.name, nbytes,
-                                   int(offset[0])))
-            if len({info[0] for info in self.infos}) != len(self.infos):
-                raise ValueError("duplicate tensor names")
-            self.data_offset = start_offs
-
-    return HeaderReader
-

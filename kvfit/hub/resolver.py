@@ -9,6 +9,7 @@ metadata cache: zero requests when pinned to a full sha, one to re-resolve a bra
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..checkpoint.metadata import FileEntry, Metadata
 from ..errors import ConfigError, HubError
@@ -17,10 +18,6 @@ from .cache import MetadataCache
 from .reference import Reference
 from .snapshot import Snapshot, fetch_snapshot, load_snapshot
 from .transport import FULL_SHA, HubClient
-
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (2.5 ms)
-if TYPE_CHECKING:
-    from typing import Any
 
 HEADER_WORKERS = 8  # concurrent ranged reads when a checkpoint has many shards
 

@@ -284,6 +284,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
                                             _capability(req) if engine else None)
     layout = req.cache_layout or layout
     ctx, declared, ctx_source, rope = _context(req, fields, warnings, root)
+    warnings += arch.class_default_warnings(fields)
     rope_warning(root, prefix, warnings)
     names = {"kv_bytes": kv.bytes, "index_bytes": index.bytes, "model_bytes": model.bytes,
              "mtp": 1 if req.mtp else 0}

@@ -45,13 +45,37 @@ def _incompatible(m, acc) -> str | None:
 
 def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> dict:
     """Walk node counts 1..max_nodes to the first whose best any-fabric layout fits; from
-    there, the smallest count whose best node-local layout fits (see _first_local)."""
+    there, the smallest count whose best node-local layout fits (see _first_local).
+
+    Where capacity only grows with nodes (_fits_grow), the walk upward is interleaved with
+    the counts above max_nodes / 2, largest first: a count that does not fit rules out every
+    count dividing it, and when none of those fits no count does (every smaller count divides
+    one of them), so a search that never fits evaluates about half the counts."""
     best_seen, valid, found, local_at = None, False, None, None
     counts = [n for n in range(1, max_nodes + 1)
               if (req.tp is None or (system.accelerators * n) % req.tp == 0)
               and (req.pp is None or (system.accelerators * n) % (req.pp * (req.tp or 1)) == 0)]
+    seen: dict[int, tuple[dict, dict]] = {}
+
+    def at(n: int) -> tuple[dict, dict]:
+        if n not in seen:
+            seen[n] = _outcome(req, m, system, n, required, basis)
+        return seen[n]
+
+    top = [n for n in reversed(counts) if 2 * n > max_nodes] if _fits_grow(req) else []
+    misses: list[int] = []                # counts of `top` where no layout fits
     for i, n in enumerate(counts):
-        out, hw = _outcome(req, m, system, n, required, basis)
+        if top:
+            k = top.pop(0)
+            if _fits(at(k)[0]):
+                top = []                  # some count fits: the walk upward finds the first
+            else:
+                misses.append(k)
+                if not top:               # no count fits
+                    return _never(counts, at, seen)
+        if any(k % n == 0 for k in misses):
+            continue                      # a multiple of n holds more and does not fit
+        out, hw = at(n)
         anyf, local = out["best_any_fabric"], out["best_scale_up_local"]
         valid = valid or anyf is not None
         if anyf and (best_seen is None or anyf["max_sequences"] > best_seen[1]["max_sequences"]):
@@ -67,11 +91,40 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> d
     return {"valid": valid, "best_seen": best_seen, "found": found, "local_at": local_at}
 
 
+def _fits(out: dict) -> bool:
+    return bool(out["best_any_fabric"] and out["best_any_fabric"]["fits"])
+
+
+def _never(counts: list[int], at, seen: dict) -> dict:
+    """The scan's answer when no count fits, from the counts evaluated: every count divides
+    an evaluated one, whose layouts are the same TP groups with proportionally more replicas
+    (_fits_grow), so the first count holding the most sequences is among them when that
+    most is not zero; when it is zero, the first count with a valid layout is looked for."""
+    best_seen = None
+    for n in sorted(seen):
+        anyf = seen[n][0]["best_any_fabric"]
+        if anyf and (best_seen is None or anyf["max_sequences"] > best_seen[1]["max_sequences"]):
+            best_seen = (n, anyf)
+    if best_seen is not None and best_seen[1]["max_sequences"] == 0:
+        best_seen = next((n, at(n)[0]["best_any_fabric"]) for n in counts
+                         if at(n)[0]["best_any_fabric"] is not None)
+    return {"valid": best_seen is not None, "best_seen": best_seen, "found": None,
+            "local_at": None}
+
+
 def _outcome(req, m, system, n: int, required: int, basis: str | None) -> tuple[dict, dict]:
     """(outcome, hardware fields) of `n` complete systems."""
     _, out, hw = placements.run_topology(req, m, systems.of_system(system, n), m.comps,
                                          required, basis)
     return out, hw
+
+
+def _fits_grow(req) -> bool:
+    """Whether every layout of a count is also a layout of each multiple of it, holding
+    proportionally more: plain TP x DP (no fixed DP, no --pp), where a layout is a TP size whose
+    per-replica capacity and validity do not depend on the count, times count x accelerators
+    / TP replicas (placements.evaluate; layouts.layout, capacity.Capacity.apply)."""
+    return req.parallelism == "tp" and req.dp is None and req.pp is None
 
 
 def _local_grows(req, system) -> bool:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..expr import Expr, ExprError, compile_expr
 from .loader import Doc
 
-TYPE_CHECKING = False          # typing.TYPE_CHECKING, without importing typing (3 ms)
 if TYPE_CHECKING:
     from ..errors import Problem
     from .experts import Experts
@@ -117,6 +117,31 @@ class Architecture:
             value = value()
             object.__setattr__(self, "compiled_parameters", value)   # compiled once
         return value
+
+    def geometry_fields(self) -> frozenset[str]:
+        """The fields the state's size depends on: those the layer count and the components'
+        bytes and head shards read, and the fields their defaults read in turn."""
+        exprs = [self.layer_count] + [e for c in self.components for e in (c.bytes, c.shard_heads)]
+        todo = {n for e in exprs if e is not None for n in e.names}
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            f = self.fields.get(name)
+            if f is None or name in seen:
+                continue
+            seen.add(name)
+            if hasattr(f.default, "names"):
+                todo |= set(f.default.names)
+        return frozenset(seen)
+
+    def class_default_warnings(self, fields: dict) -> list[str]:
+        """A warning naming the geometry fields (whole numbers) a config left to its class's
+        defaults, given the resolved fields (kvfit.state.fields.Resolved by name)."""
+        geometry = self.geometry_fields()
+        defaulted = [f"{n} = {r.value:,}" for n, r in fields.items() if n in geometry and r.value
+                     and self.fields[n].type == "int" and r.provenance.startswith("class default")]
+        return [f"The config omits {', '.join(defaulted)}: taken from the config class's "
+                "defaults (architecture.fields names each source)."] if defaulted else []
 
     def read_keys(self) -> set[str]:
         """Every config key (first path segment) the spec reads or knowingly ignores."""

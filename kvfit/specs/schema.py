@@ -12,7 +12,7 @@ from .loader import Doc
 
 @cache
 def validator(name: str):
-    """A Draft 2020-12 validator for schemas/<name> (imported lazily: jsonschema is slow)."""
+    """A Draft 2020-12 validator for schemas/<name> (jsonschema is imported on first use)."""
     import jsonschema
 
     schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
