@@ -31,10 +31,11 @@ from types import SimpleNamespace
 import pytest
 
 from kvfit.checkpoint.metadata import FileEntry, Metadata
+from kvfit.engines import parallelism
 from kvfit.errors import ConfigError, UsageError
 from kvfit.expr import compile_expr
 from kvfit.plan import ownership
-from kvfit.plan.dpa import PROFILES, padding_bytes, page_tokens
+from kvfit.plan.dpa import padding_bytes, page_tokens
 from kvfit.specs.architecture import Experts
 
 from conftest import run_cli, run_json
@@ -259,9 +260,9 @@ def test_padding_rule():
     gqa = SimpleNamespace(kind="full", entries_per_layer=10, layers=2, bytes_per_entry=8,
                           heads=4, heads_per_rank=lambda tp: max(1, 4 // tp), per_rank=None)
     const = SimpleNamespace(kind="constant", entries_per_layer=1, per_rank=lambda tp: 7)
-    assert page_tokens(PROFILES["sglang-dpa"], [latent]) == 64
-    assert page_tokens(PROFILES["sglang-dpa"], [gqa]) == 1
-    assert page_tokens(PROFILES["vllm-dp-ep"], [gqa]) == 16
+    assert page_tokens(parallelism("sglang-dpa"), [latent]) == 64
+    assert page_tokens(parallelism("sglang-dpa"), [gqa]) == 1
+    assert page_tokens(parallelism("vllm-dp-ep"), [gqa]) == 16
     # latent: 64 x (2 x 5) = 640; gqa at TP=2: 16 x (2 x 8 x 2/4) = 128; constant: 1 slot = 7.
     assert padding_bytes([latent], 1, 64) == 640
     assert padding_bytes([gqa, const], 2, 16) == 128 + 7

@@ -130,7 +130,7 @@ def test_spec_error_type_for_broken_file(tmp_path, monkeypatch):
 
     (tmp_path / "engines").mkdir()
     (tmp_path / "engines" / "vllm.yaml").write_text("schema_version: 1\nid: vllm\n")
-    monkeypatch.setattr(spec_mod, "specs_dir", lambda kind: tmp_path / kind)
+    monkeypatch.setattr("kvfit.paths.specs_dir", lambda kind: tmp_path / kind)
     spec_mod.load_spec.cache_clear()
     try:
         with pytest.raises(SpecError) as err:

@@ -19,7 +19,6 @@ PLACEHOLDERS = ("python", "engine", "base_url", "host", "port", "model", "served
                 "concurrency", "num_prompts", "result_file", "seed", "tensor_parallel",
                 "data_parallel", "utilization", "max_concurrency")
 POINT_ONLY = ("concurrency", "num_prompts", "result_file")
-VLLM_MAIN = "from vllm.entrypoints.cli.main import main; main()"
 
 
 def _names(part: str, key: str) -> list[str]:
@@ -57,12 +56,10 @@ def fill(template, values: dict) -> list[str]:
 
 
 def launcher(engine: str, python: str) -> list[str]:
-    """How to start the engine's CLI with `python`: vLLM's `vllm` script beside it (else
-    `python -c` on the same entry point); SGLang is `python -m ...`."""
-    if engine == "sglang":
-        return [python]
-    script = Path(python).parent / "vllm"
-    return [str(script)] if script.is_file() else [python, "-c", VLLM_MAIN]
+    """How to start the engine's CLI with `python` (Engine.launcher: vLLM's `vllm` script
+    beside it, else `python -c` on the same entry point; SGLang is `python -m ...`)."""
+    from ..engines import get
+    return get(engine).launcher(python)
 
 
 def _engine_argv(text: str, engine: str, python: str) -> list[str]:
@@ -82,9 +79,8 @@ def default_server(engine: str, version: str | None, values: dict, kv_spelling: 
     argv += ["--host", str(values["host"])]
     if values.get("revision"):
         argv += ["--revision", str(values["revision"])]
-    if engine == "sglang":
-        argv.append("--enable-metrics")
-    return argv + list(extra)
+    from ..engines import get
+    return argv + list(get(engine).server_args) + list(extra)
 
 
 def default_bench(engine: str, rules, values: dict) -> list[str]:
@@ -98,9 +94,5 @@ def default_bench(engine: str, rules, values: dict) -> list[str]:
     argv = _engine_argv(rules.commands["bench"].format(**fill_spec), engine,
                         str(values["python"]))
     argv += ["--base-url", str(values["base_url"]), "--seed", str(values["seed"])]
-    result = Path(str(values["result_file"]))
-    if engine == "vllm":
-        if values["served_model"] != values["model"]:
-            argv += ["--served-model-name", str(values["served_model"])]
-        return argv + ["--result-dir", str(result.parent), "--result-filename", result.name]
-    return argv + ["--model", str(values["model"]), "--output-file", str(result)]
+    from ..engines import get
+    return argv + get(engine).bench_args(values, Path(str(values["result_file"])))

@@ -22,7 +22,6 @@ KEYS = {
     "metrics_interval": _NUM, "stop_on_failure": bool, "keep_server": bool, "allow_cpu": bool,
     "api_key_env": str, "max_ttft_ms": _NUM, "max_tpot_ms": _NUM, "max_e2e_ms": _NUM,
 }
-DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +124,11 @@ def _base_url(t: dict, mode: str, host: str, port: int) -> str:
     return url[:-3] if url.endswith("/v1") else url
 
 
+def _default_port(engine: str) -> int:
+    from ..engines import get
+    return get(engine).default_port
+
+
 def _engine(t: dict) -> tuple[str, str | None]:
     from ..engines.spec import parse_engine
     if "engine" not in t:
@@ -166,7 +170,7 @@ def parse(table: dict, base: Path, engine_python: str | None = None) -> Calibrat
     mode = t.get("mode", "launch")
     if mode not in ("launch", "attach"):
         raise UsageError(f"calibration.mode {mode!r}: choose launch or attach.")
-    host, port = t.get("host", "127.0.0.1"), t.get("port", DEFAULT_PORTS[engine])
+    host, port = t.get("host", "127.0.0.1"), t.get("port", _default_port(engine))
     if not 0 < port < 65536:
         raise UsageError(f"calibration.port {port} is not a TCP port.")
     for key in ("server_command", "server_args", "keep_server", "allow_cpu"):

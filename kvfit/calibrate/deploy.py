@@ -104,8 +104,8 @@ def engine_prediction(report: dict, engine: str) -> dict | None:
         return None
     e = lay["engine"]
     per = lay.get("sequences_per_replica")
-    basis = (e["max_concurrency"]["basis"] if engine == "vllm" else
-             e["max_total_num_tokens"]["basis"] + " / context")
+    from ..engines import get
+    basis = get(engine).concurrency_basis(e)
     return {"per_replica": per, "total": lay["max_sequences"], "engine": engine,
             "version": e.get("version"), "basis": basis}
 

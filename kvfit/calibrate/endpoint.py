@@ -69,29 +69,11 @@ def _models(data) -> list[dict]:
             for r in rows[:32] if isinstance(r, dict) and r.get("id")]
 
 
-def _sglang_info(base: str, key: str | None) -> dict | None:
-    for path in ("/server_info", "/get_server_info"):
-        data = get_json(base + path, 10.0, key)
-        if isinstance(data, dict):
-            return {"path": path, "version": data.get("version"),
-                    "kv_cache_dtype": data.get("kv_cache_dtype"),
-                    "tp_size": data.get("tp_size"), "dp_size": data.get("dp_size")}
-    return None
-
-
 def metadata(base: str, engine: str, key: str | None) -> dict:
-    """What the endpoint reports about itself: served models (/v1/models), the engine
-    version (vLLM /version; SGLang /server_info or /get_server_info) and, for SGLang, the
-    cache dtype and TP/DP sizes. Missing answers stay None."""
+    """What the endpoint reports about itself: served models (/v1/models), and what the
+    engine says (Engine.metadata: vLLM /version; SGLang /server_info or /get_server_info with
+    the cache dtype and TP/DP sizes). Missing answers stay None."""
     out = {"models": _models(get_json(base + "/v1/models", 10.0, key)), "version": None,
            "version_source": None, "server_info": None}
-    if engine == "vllm":
-        data = get_json(base + "/version", 10.0, key)
-        if isinstance(data, dict) and isinstance(data.get("version"), str):
-            out["version"], out["version_source"] = data["version"], "GET /version"
-    else:
-        info = _sglang_info(base, key)
-        out["server_info"] = info
-        if info and isinstance(info.get("version"), str):
-            out["version"], out["version_source"] = info["version"], f"GET {info['path']}"
-    return out
+    from ..engines import get
+    return out | get(engine).metadata(base, key, get_json)

@@ -30,10 +30,10 @@ def names(engine: str, rules) -> dict:
     m = dict(rules.metrics or {})
     out = {k: [m[k]] if m.get(k) else [] for k in KINDS}
     legacy = [n for n in m.get("legacy", ()) if n.endswith("usage_perc")]
-    if engine == "vllm":
-        for n in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", *legacy):
-            if n not in out["kv_usage"]:
-                out["kv_usage"].append(n)
+    from ..engines import get
+    for n in get(engine).kv_usage_names(legacy):
+        if n not in out["kv_usage"]:
+            out["kv_usage"].append(n)
     out[COUNTER] = []
     if m.get(COUNTER):
         # a counter is exposed with the _total suffix; its declared name is accepted too
@@ -144,9 +144,12 @@ def counter(url: str, wanted: list, key: str | None, timeout: float = 10.0) -> d
     return {"value": value, "metric": name, "error": None}
 
 
-def cache_dtype(parsed: dict) -> str | None:
-    """vLLM's cache_dtype label on vllm:cache_config_info, when the server exports it."""
-    for labels, _ in parsed.get("vllm:cache_config_info", ()):
+def cache_dtype(parsed: dict, engine: str) -> str | None:
+    """The cache_dtype label on the engine's cache-info metric (Engine.cache_info_metric: vLLM's
+    vllm:cache_config_info), when the server exports it."""
+    from ..engines import get
+    metric = get(engine).cache_info_metric
+    for labels, _ in parsed.get(metric, ()) if metric else ():
         if labels.get("cache_dtype"):
             return labels["cache_dtype"]
     return None

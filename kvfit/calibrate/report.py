@@ -95,7 +95,7 @@ def _precision(cal, dep, run: dict) -> dict:
     from ..engines.command import engine_spelling
     from .metrics import cache_dtype
     info = run["endpoint_meta"].get("server_info") or {}
-    reported = cache_dtype(run["metrics_before"]) or info.get("kv_cache_dtype")
+    reported = cache_dtype(run["metrics_before"], cal.engine) or info.get("kv_cache_dtype")
     launched = cal.mode == "launch" and cal.server_command is None
     status = ("reported by the server" if reported else
               "set by the launch command" if launched else "unverified")

@@ -60,8 +60,9 @@ def refuse_topology(dep) -> None:
 def _flags(cal, dep) -> dict:
     if dep.utilization is None:
         return {}
-    key = "gpu_memory_utilization" if cal.engine == "vllm" else "mem_fraction_static"
-    return {key: dep.utilization}
+    from ..engines import get
+    flag = get(cal.engine).memory_flag
+    return {flag: dep.utilization} if flag else {}
 
 
 def _preflight_extra(pre: dict | None) -> tuple[str | None, list[str]]:
@@ -78,7 +79,8 @@ def _preflight_extra(pre: dict | None) -> tuple[str | None, list[str]]:
 
 def command(cal, dep, values: dict, rules, key: str | None) -> tuple[list[str], str, dict]:
     """(argv, where it came from, extra environment) for the server."""
-    env = {"VLLM_API_KEY": key} if key and cal.engine == "vllm" else {}
+    from ..engines import get
+    env, key_args = get(cal.engine).api_key(key)
     if cal.server_command:
         return fill(cal.server_command, values), "calibration.server_command", env
     refuse_topology(dep)
@@ -86,8 +88,7 @@ def command(cal, dep, values: dict, rules, key: str | None) -> tuple[list[str], 
     kv, extra = _preflight_extra(dep.preflight)
     kv = kv or engine_spelling(rules, dep.kv_dtype)
     extra += list(cal.server_args)
-    if key and cal.engine == "sglang":
-        extra += ["--api-key", key]
+    extra += key_args
     argv = default_server(cal.engine, rules.version, values, kv, _flags(cal, dep), extra)
     src = rules.commands.get("source") or "engine spec"
     return argv, f"default: specs/engines/{cal.engine}.yaml {rules.label} ({src})", env

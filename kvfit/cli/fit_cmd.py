@@ -55,7 +55,8 @@ def parser() -> Parser:
     p.add_argument("--users", type=int, help="users to serve at once, one resident sequence "
                    "each (default 1; --concurrent-users of a single plan)")
     p.add_argument("--kv-dtype", help="cache dtype: auto (default), bf16, fp8, ...")
-    p.add_argument("--engine", choices=["vllm", "sglang"], help="answer with the engine's own "
+    from ..engines import names
+    p.add_argument("--engine", choices=list(names()), help="answer with the engine's own "
                    "pool (as `kvfit MODEL --engine E`)")
     p.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget")
     p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "

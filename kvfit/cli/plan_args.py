@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--pp-layer-partition", metavar="N,N,...", help="decoder layers per "
                    "pipeline stage instead of the engine's even split (vLLM's "
                    "VLLM_PP_LAYER_PARTITION, SGLang's SGLANG_PP_LAYER_PARTITION), e.g. 16,32")
-    h.add_argument("--parallelism", choices=["tp", "sglang-dpa", "vllm-dp-ep"],
+    from ..engines import parallelisms
+    h.add_argument("--parallelism", choices=["tp", *parallelisms()],
                    help="tp (default): TP x DP only. sglang-dpa: also SGLang attention-DP with "
                    "expert parallelism (--attn-dp-size, --ep-size); vllm-dp-ep: vLLM "
                    "--data-parallel-size with --enable-expert-parallel. Both need the "
@@ -167,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_args(p: argparse.ArgumentParser) -> None:
     """The installed-engine preflight flags (kvfit.preflight)."""
     c = p.add_argument_group("installed engine check (--check-engine)")
-    c.add_argument("--check-engine", choices=["vllm", "sglang", "all"], help="ask the vLLM "
+    from ..preflight.options import probed
+    c.add_argument("--check-engine", choices=[*probed(), "all"], help="ask the vLLM "
                    "and/or SGLang installed in --engine-python whether it accepts this "
                    "checkpoint: architecture, quantization and KV/index-cache dtypes (no "
                    "--hardware needed; with it the report has both)")

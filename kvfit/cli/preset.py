@@ -26,7 +26,6 @@ ROOT_KEYS = {
 TABLES = {"output": {"json": bool},
           "engine": {"check": (str, list), "python": str, "probe": str, "tp": int,
                      "timeout": _NUM, "require_pass": bool}}
-CHECKS = ("vllm", "sglang")
 # Table keys that become a differently named request key ([engine] check -> check_engine).
 RENAMES = {"engine": {"check": "check_engine", "python": "engine_python",
                       "probe": "engine_probe", "tp": "engine_tp", "timeout": "engine_timeout",
@@ -286,9 +285,12 @@ def _rope(value, at: str) -> dict:
 
 def _check_list(names: list[str], at: str) -> str:
     """[engine] check = ["vllm"] / ["vllm", "sglang"] -> vllm / all."""
-    bad = [n for n in names if n not in (*CHECKS, "all")]
+    from ..preflight.options import probed
+
+    checks = probed()
+    bad = [n for n in names if n not in (*checks, "all")]
     if bad or not names:
         raise UsageError(f"preset key 'engine.check' ({at}) lists {bad or 'no engine'}: use vllm, "
                          "sglang or all (a string, or a list such as [\"vllm\"]).")
     chosen = set(names)
-    return "all" if "all" in chosen or chosen == set(CHECKS) else names[0]
+    return "all" if "all" in chosen or chosen == set(checks) else names[0]

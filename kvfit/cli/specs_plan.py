@@ -144,7 +144,7 @@ def summary(job: dict, code: int, doc: dict | None, err: str) -> dict:
     if kind != "plan":
         layout = next((x for x in doc.get("layouts", []) if x.get("tp") == job["tp"]), {})
         eng = layout.get("engine") or {}
-        if kind == "vllm":
+        if kind == "blocks":
             blocks, size = (eng.get(k) or {} for k in ("num_gpu_blocks", "block_size"))
             return {"refused": eng.get("refusal") is not None,
                     "num_blocks": blocks.get("value"), "block_size": size.get("value")}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import UsageError
+
 S = argparse.SUPPRESS
 # (flag, type, engine, help). Types: int, float, str, or "bool" (store_true). engine: the engine
 # whose flag this is ("vllm", "sglang", or "both"); an engine-only flag without --engine
@@ -109,7 +111,8 @@ def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> No
         g.add_argument("--engine-strict", action="store_true", default=S,
                        help="refuse an engine version newer than every range kvfit has rules "
                        "for (default: plan it with the newest rules, labelled extrapolated)")
-        g.add_argument("--print-command", default=S, choices=["vllm", "sglang"],
+        from . import names
+        g.add_argument("--print-command", default=S, choices=list(names()),
                        help="print the launch command for the recommended layout")
     rows = [(n, k, t) for n, k, _, t in _FLAGS]
     rows += [(n, k, t) for n, k, _, _, t in ALIASES if with_engine or n in LOG_FLAGS]
@@ -147,3 +150,49 @@ def pop_engine_args(ns: dict) -> dict:
         else:
             out["flags"][dest] = value
     return out
+
+
+def _mode(flag: str) -> str:
+    """The --parallelism name of the engine mode `flag` selects (kvfit.engines.base.DpaProfile)."""
+    from . import engines
+    return next(e.dpa.name for e in engines() if e.dpa and e.dpa.selected_by == flag)
+
+
+def layout_aliases(a: dict, put) -> None:
+    """TP / DP / attention-DP / EP spellings -> tp, dp, attention_dp, parallelism, each given
+    to put(knob, spelling, value) (kvfit.plan.spellings collects and checks them)."""
+    ep = a.get("enable_expert_parallel")
+    dpa = a.get("enable_dp_attention") or "attn_dp_size" in a
+    if ep and dpa:
+        raise UsageError("--enable-expert-parallel (vLLM) and SGLang attention-DP flags were "
+                         "both given.", hint="Use one engine's layout flags.")
+    if ep:
+        put("parallelism", "--enable-expert-parallel", _mode("--enable-expert-parallel"))
+        t, d = a.get("tensor_parallel_size"), a.get("data_parallel_size")
+        if d is not None:
+            put("attention_dp", "--data-parallel-size", d)
+        if t is not None and d is not None:
+            put("tp", "--tensor-parallel-size x --data-parallel-size", t * d)
+        elif t is not None:
+            put("attention_tp", "--tensor-parallel-size", t)
+    else:
+        if "tensor_parallel_size" in a:
+            put("tp", "--tensor-parallel-size", a["tensor_parallel_size"])
+        if "data_parallel_size" in a:
+            put("dp", "--data-parallel-size", a["data_parallel_size"])
+    if "tp_size" in a:
+        put("tp", "--tp-size", a["tp_size"])
+    if "pipeline_parallel_size" in a:
+        put("pp", "--pipeline-parallel-size", a["pipeline_parallel_size"])
+    if dpa:
+        put("parallelism", "--enable-dp-attention" if a.get("enable_dp_attention")
+            else "--attn-dp-size", _mode("--enable-dp-attention"))
+        if "attn_dp_size" in a:
+            put("attention_dp", "--attn-dp-size", a["attn_dp_size"])
+    if "dp_size" in a:     # with --enable-dp-attention, --dp-size counts attention groups
+        if a.get("enable_dp_attention"):
+            put("attention_dp", "--dp-size (with --enable-dp-attention)", a["dp_size"])
+        else:
+            put("dp", "--dp-size", a["dp_size"])
+    if "ep_size" in a:
+        put("tp", "--ep-size", a["ep_size"])

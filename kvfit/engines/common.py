@@ -100,12 +100,11 @@ class Inputs:
         return any(c.kind == "constant" for c in self.components)
 
 
-def too_long(engine: str, length: int, inp: Inputs) -> dict | None:
-    """The refusal for a max_model_len above the config's declared maximum, or None."""
+def too_long(where: str, length: int, inp: Inputs) -> dict | None:
+    """The refusal for a max_model_len above the config's declared maximum, or None; `where`:
+    the engine code that refuses it."""
     if inp.max_context is None or length <= inp.max_context:
         return None
-    where = {"vllm": "vllm/config/model.py (_get_and_verify_max_len)",
-             "sglang": "sglang/srt/configs/model_config.py (context length check)"}[engine]
     return {"reason": f"User-specified max_model_len ({length}) is greater than the derived "
                       f"max_model_len ({inp.max_context}) from the model's config.json.",
             "rule": f"engine rule {where}; not in engines.md (the engines allow it only with "

@@ -231,7 +231,7 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
                      "swa_bytes_per_token": num(_exact(cells["swa"]), state),
                      "recurrent_bytes_per_slot": num(int(cells["slot"]), state),
                      "unmodelled_kinds": cells["unmodelled"]}}
-    long = too_long("sglang", context, inp)
+    long = too_long("sglang/srt/configs/model_config.py (context length check)", context, inp)
     if cells["unmodelled"] and dsv4:
         out["warnings"] = [f"{', '.join(cells['unmodelled'])}: not modelled in SGLang's DeepSeek-V4 "
                            f"pools ({rules.values['dsv4_pool']['note']}); left out of the cells"]

@@ -15,11 +15,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..errors import UsageError
-from ..paths import specs_dir
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
-
-ENGINES = ("vllm", "sglang")
 
 
 def parse_version(text: str) -> Version | None:
@@ -106,9 +103,11 @@ class Rules:
 @cache
 def load_spec(engine: str) -> dict:
     """The validated spec document of `engine` (SpecError with file:line:col if invalid)."""
-    if engine not in ENGINES:
-        raise UsageError(f"unknown engine {engine!r}.", hint="Choose vllm or sglang.")
-    path = specs_dir("engines") / f"{engine}.yaml"
+    from . import names, spec_path
+
+    path = spec_path(engine)
+    if path is None:
+        raise UsageError(f"unknown engine {engine!r}.", hint=f"Choose {' or '.join(names())}.")
     doc, problems, key = load_checked(path, "engine.v1.schema.json")   # cached when valid
     if doc is None or problems:
         from ..errors import SpecError
@@ -122,7 +121,9 @@ def parse_engine(text: str) -> tuple[str, str | None]:
     """'vllm@0.33.0' -> ('vllm', '0.33.0'); 'sglang' -> ('sglang', None)."""
     name, _, version = str(text).partition("@")
     name = name.strip().lower()
-    if name not in ENGINES:
+    from . import spec_path
+
+    if spec_path(name) is None:
         raise UsageError(f"--engine {text!r}: unknown engine.", hint="Use vllm or sglang, "
                          "optionally with @VERSION (vllm@0.33.0).")
     return name, (version.strip() or None)

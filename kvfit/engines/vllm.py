@@ -361,7 +361,8 @@ def _indexer_refusal(rules, inp) -> dict | None:
 def refusal(rules, mem, grouping, blocks: int, L: int, knobs) -> dict | None:
     """The engine's start-up refusal (reason and rule), or None when it starts."""
     free, req = mem["free_at_start_bytes"]["value"], mem["requested_bytes"]["value"]
-    before_memory = too_long("vllm", L, knobs[-1]) or _indexer_refusal(rules, knobs[-1])
+    before_memory = (too_long("vllm/config/model.py (_get_and_verify_max_len)", L, knobs[-1])
+                     or _indexer_refusal(rules, knobs[-1]))
     if before_memory:                 # refused whatever the memory: context or indexer dtype
         return before_memory
     if req is not None and req > free:

@@ -28,7 +28,6 @@ from .sections import (
 
 GIB = 1024**3
 REPORT_VERSION = 2
-PARALLELISMS = ("tp", "sglang-dpa", "vllm-dp-ep")
 
 
 @dataclass(slots=True)
@@ -127,8 +126,11 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
 def _weights(req, meta, res, quant, model_bytes, warnings):
     """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for."""
     arch = res.arch
-    if req.parallelism not in PARALLELISMS:
-        raise UsageError(f"--parallelism {req.parallelism!r}: choose {', '.join(PARALLELISMS)}.")
+    if req.parallelism != "tp":
+        from ..engines import parallelisms
+        if req.parallelism not in parallelisms():
+            raise UsageError(f"--parallelism {req.parallelism!r}: choose "
+                             f"{', '.join(('tp', *parallelisms()))}.")
     floor = ((quant or {}).get("runtime_floor_gib"), (quant or {}).get("runtime_floor_basis"))
     weights = pinned_weights(count_weights(meta, req.weight_gib, *floor), meta, res, req.model)
     why_not = None
@@ -206,10 +208,10 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
         return Capacity(budget_utilization=req.utilization if stated else DEFAULT_UTILIZATION,
                         utilization_basis="user" if stated else "kvfit default"), None
     from ..checkpoint.quant import summarize
-    from ..engines import resolve_rules
-    from ..engines.command import engine_spelling
+    from ..engines import get, resolve_rules
     from ..engines.quant_methods import check as check_quant
 
+    eng = get(req.engine)
     rules, how = resolve_rules(req.engine, req.engine_version, req.engine_strict)
     if rules.extrapolated_from:
         warnings.append(f"{req.engine} {rules.version} is newer than every version kvfit has rules "
@@ -217,23 +219,18 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
                         "change since then is not modelled). --engine-strict refuses instead.")
     flags = dict(req.engine_flags)
     if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
-        flags["kv_cache_dtype"] = engine_spelling(rules, req.kv_dtype)
-    if req.utilization is not None and req.engine == "vllm":
-        flags["gpu_memory_utilization"] = req.utilization
+        flags["kv_cache_dtype"] = eng.kv_spelling(rules, req.kv_dtype)
+    if req.utilization is not None and eng.utilization_flag:
+        flags[eng.utilization_flag] = req.utilization
     if req.mtp and not flags.get("num_speculative_tokens"):
         from .launch import mtp_tokens
         flags["num_speculative_tokens"] = mtp_tokens(req, res.fields)
-    if stated:
-        u, basis = req.utilization, "user"
-    elif req.engine == "vllm":
-        u, basis = rules["gpu_memory_utilization"], rules.basis("gpu_memory_utilization")
-    else:
-        u, basis = DEFAULT_UTILIZATION, ("kvfit default; SGLang sizes its pool by its own "
-                                         "--mem-fraction-static rule")
+    u, basis = (req.utilization, "user") if stated else eng.budget_utilization(rules)
+    u = DEFAULT_UTILIZATION if u is None else u             # None: kvfit's default
     summary = summarize(meta).to_json()
     check_quant(rules, summary, meta.config, flags)
     cap = Capacity(req.engine, rules.version, how, rules, flags, dict(req.engine_overrides),
-                   req.utilization if req.engine == "sglang" else None, req.engine_selected_by,
+                   None if eng.utilization_flag else req.utilization, req.engine_selected_by,
                    summary, budget_utilization=u, utilization_basis=basis)
     if req.engine_selected_by:
         warnings.append(f"Engine {req.engine} {rules.version} answers this plan: chosen by "

@@ -39,12 +39,14 @@ def cache_names(kv, index, arch, comps, index_dtype: str, warnings: list[str]) -
 
 
 def _static_auto(meta, root, root_name, quant, warnings):
-    """`--kv-dtype auto` without --engine: the one resolver (kvfit.checkpoint.kv_auto) with the default
-    engine's rule, so the static bound counts the cache vLLM would allocate."""
+    """`--kv-dtype auto` without --engine: the one resolver (kvfit.checkpoint.kv_auto) with the
+    reference engine's rule (kvfit.engines.REFERENCE), so the static bound counts the cache
+    vLLM would allocate."""
     from ..checkpoint import kv_auto
+    from ..engines import REFERENCE
     from ..engines.spec import rules_for
 
-    return kv_auto.resolve(rules_for("vllm", None), meta, root, root_name, quant, warnings)
+    return kv_auto.resolve(rules_for(REFERENCE, None), meta, root, root_name, quant, warnings)
 
 
 def cache_dtypes(req, meta, arch, root, root_name, quant, warnings, engine=None,

@@ -1,6 +1,6 @@
 """The plan's one capacity model: the static counted-state bound, or an engine's prediction.
 
-With `--engine vllm|sglang` (or an engine-only flag, or `--print-command`), every layout's
+With `--engine ID` (vllm, sglang, ...; or an engine-only flag, or `--print-command`), every layout's
 `max_sequences`, `fits` and `reason` are the engine's: how many full-context requests the
 engine's own pool admits at once, per engine instance, times the instances of the layout. The
 static bound stays beside it in `layouts[].static`. Without an engine the static bound answers.
@@ -8,11 +8,10 @@ Every question of a plan — headline, table, recommendation, --max-context, --m
 --systems search, suggestions, audit, the launch command — goes through `Capacity.apply`, so
 they cannot disagree.
 
-Sequences per engine instance (one DP replica / one attention-DP group):
-  vLLM:   num_gpu_blocks // blocks per request (the integer part of the "Maximum concurrency"
-          vLLM prints, kv_cache_utils.py:1061-1093), capped by max_num_seqs; 0 if it refuses
-  SGLang: max_total_num_tokens // context_len, capped by max_running_requests (per DP worker,
-          kv_cache_configurator.py:3119-3172); 0 if it refuses
+Sequences per engine instance (one DP replica / one attention-DP group) are the engine's
+answer (kvfit.engines.base.Engine.per_instance): vLLM's num_gpu_blocks // blocks per request,
+SGLang's max_total_num_tokens // context_len, each capped by its running-requests limit; 0 if
+the engine refuses to start.
 """
 
 from __future__ import annotations
@@ -22,16 +21,13 @@ from dataclasses import dataclass, field
 from ..report.words import count, number
 from .request import DEFAULT_UTILIZATION
 
-NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
-POINTER = ("weights + counted per-sequence state within the budget; add --engine vllm or "
-           "--engine sglang for the engine's own allocator")
-
 
 @dataclass(frozen=True, slots=True)
 class Capacity:
     """Which model answers, and what it needs besides a layout.
 
-    name: "static", "vllm" or "sglang"; version / version_basis / rules: the engine rules
+    name: "static", or the id of the engine that answers (kvfit.engines.get); version /
+    version_basis / rules: the engine rules
     used; flags: engine flags in the engine's names (kv_cache_dtype as the engine spells it,
     gpu_memory_utilization when the user stated one); overrides: GiB overrides of fitted
     terms; utilization: the stated --utilization (SGLang converts it to its memory
@@ -71,23 +67,32 @@ class Capacity:
             return "static bound"
         extra = (f" (extrapolated from the {self.rules.extrapolated_from} rules)"
                  if getattr(self.rules, "extrapolated_from", None) else "")
-        return f"{NAMES[self.name]} {self.version} prediction{extra}"
+        return f"{self.eng.title} {self.version} prediction{extra}"
+
+    @property
+    def eng(self):
+        """The Engine that answers (kvfit.engines.base.Engine); only when `engine`."""
+        from ..engines import get
+        return get(self.name)
 
     def section(self) -> dict:
         """The report's `capacity_model`."""
         if not self.engine:
-            return {"name": "static", "label": self.label, "detail": POINTER}
+            from ..engines import engine_choices
+            return {"name": "static", "label": self.label, "detail": "weights + counted "
+                    f"per-sequence state within the budget; add {engine_choices()} for the "
+                    "engine's own allocator"}
         return {"name": self.name, "label": self.label, "version": self.version,
                 "version_basis": self.version_basis, "selected_by": self.selected_by,
-                "detail": f"{NAMES[self.name]}'s own pool: full-context sequences the engine "
+                "detail": f"{self.eng.title}'s own pool: full-context sequences the engine "
                           "admits at once, per instance, times the layout's instances; the "
                           "static counted-state bound is shown beside it"}
 
     @property
     def pool_stated(self) -> bool:
-        """True when the engine's KV pool needs no weights: vLLM with --kv-cache-memory-bytes
-        sizes the pool from the stated bytes (gpu_worker.py:753-757 is skipped)."""
-        return self.name == "vllm" and self.flags.get("kv_cache_memory_bytes") is not None
+        """True when the engine's KV pool needs no weights (vLLM with
+        --kv-cache-memory-bytes)."""
+        return self.engine and self.eng.pool_stated(self.flags)
 
     def apply(self, lay: dict, comps, ctx: int, acc, memory_bytes: int, weights, required: int
               ) -> None:
@@ -97,14 +102,13 @@ class Capacity:
         no_weights = lay["per_rank"]["weights_bytes"] is None
         if not self.engine or not lay["valid"] or (no_weights and not self.pool_stated):
             return
-        from ..engines import predict_inputs
+        from ..engines import parallelism, predict_inputs
         from ..engines.common import MIB, Inputs
 
         par = lay["parallelism"]
-        tp = lay["attention_tp"] if par == "vllm-dp-ep" else lay["tp"]
-        flags = dict(self.flags)
-        if par == "sglang-dpa":
-            flags["attn_dp_size"] = lay["attention_dp"]
+        mode = parallelism(par) if par != "tp" else None      # an attention-DP + EP mode
+        tp, flags = mode.prediction_layout(lay, dict(self.flags)) if mode else (lay["tp"],
+                                                                                 dict(self.flags))
         total = acc.cuda_total_mib * MIB if acc.cuda_total_mib else None
         inp = Inputs(list(comps), tp, ctx, lay["per_rank"]["weights_bytes"], memory_bytes,
                      weights_basis=f"plan: {weights.source}, per rank of this layout",
@@ -121,7 +125,7 @@ class Capacity:
         e = predict_inputs(self.name, self.version, flags, inp)
         if "pipeline_stages" in e:          # the engine's pools say which stage binds
             lay["pipeline"]["binding_stage"] = e["pipeline_stages"]["binding_stage"]
-        per, why = per_instance(self.name, e, ctx)
+        per, why = self.eng.per_instance(e, ctx)
         instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
         lay["static"] = {k: lay[k] for k in ("max_sequences", "sequences_per_group", "fits",
                                                "reason")}
@@ -147,21 +151,12 @@ class Capacity:
         lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
 
     def _stated_pool_overflow(self, lay: dict, total: int | None) -> str | None:
-        """Why a stated pool cannot be allocated beside the weights, or None. vLLM takes
-        --kv-cache-memory-bytes as given and skips its memory check (gpu_worker.py:656-680),
-        so weights plus the stated pool larger than the GPU's memory run out of memory
-        while loading or allocating the cache: the engine does not start."""
+        """Why a stated pool cannot be allocated beside the weights, or None (the engine's
+        answer: vLLM skips its memory check for a stated pool and runs out of memory)."""
         weights = lay["per_rank"]["weights_bytes"]
         if not self.pool_stated or weights is None or total is None:
             return None
-        pool = int(self.flags["kv_cache_memory_bytes"])
-        if weights + pool <= total:
-            return None
-        return (f"the weights ({weights / 2**30:.2f} GiB per rank) and the stated "
-                f"--kv-cache-memory-bytes pool ({pool / 2**30:.2f} GiB) exceed the GPU's "
-                f"{total / 2**30:.2f} GiB: vLLM skips its memory check for a stated pool "
-                "(vllm/v1/worker/gpu_worker.py:656-680), so it runs out of memory loading the "
-                "weights or allocating the cache")
+        return self.eng.pool_overflow(self.flags, weights, total)
 
 
 def pipeline_inputs(lay: dict, comps) -> list[dict]:
@@ -176,29 +171,3 @@ def pipeline_inputs(lay: dict, comps) -> list[dict]:
                     "layers": row["layers"]})
     return out
 
-
-def per_instance(engine: str, e: dict, ctx: int) -> tuple[int | None, str]:
-    """(full-context sequences one engine instance admits, why) from its prediction."""
-    label = f"{NAMES[engine]} {e['version']}"
-    if e.get("refusal"):
-        return 0, f"{label} refuses to start: {e['refusal']['reason']}"
-    if engine == "vllm":
-        n, blocks = e["num_gpu_blocks"]["value"], e["blocks_per_request"]["value"]
-        if n is None:
-            return None, e["num_gpu_blocks"]["basis"]
-        per = n // blocks if blocks else 0
-        cap = e["max_num_seqs"]["value"]
-        why = (f"{label}: {n:,} blocks / {blocks:,} per {ctx:,}-token request = "
-               f"{e['max_concurrency']['value']:.2f}x concurrency -> {per} per instance")
-        if per > cap:
-            per, why = cap, why + f", capped at max_num_seqs {cap}"
-        return per, why
-    tokens = e["max_total_num_tokens"]["value"]
-    if tokens is None:
-        return None, e["max_total_num_tokens"]["basis"]
-    per = tokens // ctx
-    why = f"{label}: {tokens:,} pool tokens / {ctx:,} = {per} per instance"
-    cap = (e.get("max_running_requests") or {}).get("value")
-    if cap is not None and per > cap:
-        per, why = cap, why + f", capped at max_running_requests {cap}"
-    return per, why

@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from math import gcd
 
 MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
-NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def _title(engine: str) -> str:
+    from ..engines import get
+    return get(engine).title
 
 
 # how a block-quantized weight format is named in a refusal
@@ -80,7 +84,7 @@ class Judge:
                 if got is not None:
                     checks.append(got)
         refused = [c for c in checks if c["action"] == "refuse"]
-        every = {(f"{NAMES[r.engine]} {r.version}", r.engine) for r, _ in self.engines}
+        every = {(f"{_title(r.engine)} {r.version}", r.engine) for r, _ in self.engines}
         no = {c["engine"] for c in refused}
         started = sorted(f"{label} starts it (plan with --engine {e})"
                          for label, e in every if label not in no)
@@ -108,7 +112,7 @@ class Judge:
         shard = dim // tp
         if shard % bn == 0 and shard % bk == 0:
             return None
-        label = f"{NAMES[rules.engine]} {rules.version}"
+        label = f"{_title(rules.engine)} {rules.version}"
         what = (f"{c['dimension']} {dim:,} / TP{tp} = {shard:,} per rank is not a multiple of "
                 f"the checkpoint's {bn} x {bk} {_KIND.get(self.algorithm, 'quantized')} weight "
                 "block")
@@ -148,7 +152,8 @@ def judge_for(cap, quant: dict | None, root: dict, routed_bytes) -> Judge:
     if cap.engine:
         engines, selected = [(cap.rules, dict(cap.flags))], True
     else:
-        from ..engines.spec import ENGINES, rules_for
+        from ..engines import names
+        from ..engines.spec import rules_for
 
-        engines, selected = [(rules_for(e, None), {}) for e in ENGINES], False
+        engines, selected = [(rules_for(e, None), {}) for e in names()], False
     return Judge(engines, selected, q.get("weight_algorithm"), block, root, routed_bytes)

@@ -28,7 +28,6 @@ backend replicates them (capacity over-stated).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from ..report.words import count
@@ -37,35 +36,13 @@ from .ownership import Ownership
 from .systems import Topology, placement
 
 
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """An engine's attention-DP + EP mode: names, flags and pool padding rule (tokens)."""
-
-    name: str
-    engine: str
-    label: str
-    flags: str
-    default_page: int
-    latent_page: int
-    padding_rule: str
+def profile_of(name: str):
+    """The engine's attention-DP + EP mode (kvfit.engines.base.DpaProfile) named `name`."""
+    from ..engines import parallelism
+    return parallelism(name)
 
 
-PROFILES = {
-    "sglang-dpa": Profile(
-        "sglang-dpa", "SGLang", "DPA{a} / attention TP{t} / EP{g}",
-        "--tp {g} --attn-dp-size {a} --ep-size {g}", 1, 64,
-        "SGLang gives every attention-DP rank its own token pool holding one extra padding "
-        "page (mem_cache/memory_pool.py; a Mamba pool one extra slot); page_size is 1 by default "
-        "and 64 with the FlashMLA / NSA backends that serve latent (MLA, DSA) caches"),
-    "vllm-dp-ep": Profile(
-        "vllm-dp-ep", "vLLM", "DP{a} x attention TP{t} + EP{g}",
-        "--data-parallel-size {a} --tensor-parallel-size {t} --enable-expert-parallel", 16, 64,
-        "every vLLM DP engine owns its KV pool, and block 0 of it is the reserved null block "
-        "(v1/core/kv_cache_utils.py); blocks are 16 tokens by default and 64 with FlashMLA"),
-}
-
-
-def page_tokens(profile: Profile, components) -> int:
+def page_tokens(profile, components) -> int:
     """Tokens per pool page: the latent-backend page when any state is latent."""
     latent = any(c.kind == "latent" for c in components)
     return profile.latent_page if latent else profile.default_page
@@ -97,7 +74,7 @@ def group_sizes(topo: Topology, requested: int | None, experts: int) -> list[int
             if topo.gpus % g == 0 and experts % g == 0]
 
 
-def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership, comps,
+def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
                budget: Budget, required: int, divides, judge=None) -> dict:
     """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G (the
     experts stay whole: their TP is 1 for the engines' layout constraints)."""
@@ -136,7 +113,7 @@ def dpa_layout(profile: Profile, g: int, a: int, topo: Topology, own: Ownership,
 def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget: Budget,
                 required: int, divides, requested: int | None, judge=None) -> list[dict]:
     """Every attention-DP split of every model-group size."""
-    profile = PROFILES[profile_name]
+    profile = profile_of(profile_name)
     out = []
     for g in group_sizes(topo, requested, own.experts):
         for a in (x for x in range(g, 0, -1) if g % x == 0):
@@ -147,7 +124,7 @@ def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget
 
 def section(profile_name: str, own: Ownership, comps) -> dict:
     """The report's `expert_parallel` section."""
-    profile = PROFILES[profile_name]
+    profile = profile_of(profile_name)
     return {"parallelism": profile.name, "engine": profile.engine,
             "padding_rule": profile.padding_rule,
             "padding_page_tokens": page_tokens(profile, comps)} | own.section()

@@ -1,8 +1,9 @@
 """`--print-command`: the launch command of exactly the layout the plan recommends.
 
 Everything comes from the plan: the recommended layout (TP, DP, attention-DP, EP), the
-resolved utilization (vLLM) or the memory fraction the engine model used (SGLang, when the
-user stated --utilization or --mem-fraction-static), the KV-cache dtype the engine was given,
+memory setting the engine states (kvfit.engines.base.Engine.launch_memory: vLLM's resolved
+utilization; SGLang's memory fraction when the user stated --utilization or
+--mem-fraction-static), the KV-cache dtype the engine was given,
 the planned context, the checkpoint revision, MTP with --mtp, and a stated RoPE scaling as the
 engine's config override (vLLM --hf-overrides, SGLang --json-model-override-args; see
 kvfit.plan.rope for why max_position_embeddings goes with it).
@@ -10,7 +11,7 @@ kvfit.plan.rope for why max_position_embeddings goes with it).
 
 from __future__ import annotations
 
-from ..engines.command import Launch, engine_spelling, launch
+from ..engines.command import Launch
 from .layouts import recommended_layout
 
 
@@ -28,16 +29,13 @@ def mtp_tokens(req, fields: dict) -> int:
     return int(value) if isinstance(value, int) and value > 0 else 1
 
 
-INDEXER_DTYPES = ("bf16", "fp8", "mxfp4", "nvfp4")   # vllm/config/attention.py:93-98
-
-
-def _index_dtype(req, m) -> str | None:
-    """vLLM's indexer_kv_dtype when the user chose --index-dtype for a sparse-indexer model."""
+def _index_dtype(req, m, eng) -> str | None:
+    """The engine's indexer cache dtype when the user chose --index-dtype for a sparse-indexer
+    model (vLLM's indexer_kv_dtype), else None."""
     name = dict(m.cache_dtypes).get("index")      # as the plan resolved it (fp4 included)
-    if req.print_command != "vllm" or req.index_dtype == "auto" or name is None:
+    if req.index_dtype == "auto" or name is None:
         return None
-    name = "fp8" if name in ("fp8", "fp8_e4m3") else name
-    return name if name in INDEXER_DTYPES else None
+    return eng.index_spelling(name)
 
 
 def _hosts(req, hw: dict) -> int:
@@ -58,18 +56,13 @@ def launch_command(req, m, report: dict) -> dict | None:
                 "launch": None, "hosts": [], "bench": None, "source": None,
                 "notes": ["no recommended layout to launch (see the verdict: no layout is "
                           "valid, or the weights are unknown)"]}
+    from ..engines import get
+
+    eng = get(engine)
     flags = dict(cap.flags)
-    kv = flags.pop("kv_cache_dtype", None) or engine_spelling(cap.rules, None)
-    util = mfs = None
-    if engine == "vllm":
-        util = report["hardware"]["utilization"]
-        flags.pop("gpu_memory_utilization", None)
-    else:
-        e = lay.get("engine") or {}
-        stated = cap.utilization is not None or "mem_fraction_static" in flags
-        flags.pop("mem_fraction_static", None)
-        if stated:
-            mfs = (e.get("mem_fraction_static") or {}).get("value")
+    kv = flags.pop("kv_cache_dtype", None) or eng.kv_spelling(cap.rules, None)
+    util, mfs = eng.launch_memory(flags, cap.utilization is not None,
+                                  report["hardware"]["utilization"], lay.get("engine") or {})
     if flags.get("dtype") in (None, "auto"):
         flags.pop("dtype", None)
     # a local checkpoint is served from the path the user gave, not its folder name
@@ -80,9 +73,9 @@ def launch_command(req, m, report: dict) -> dict | None:
                   pp_partition=req.pp_layer_partition, dp=lay["dp"],
                   attention_dp=lay.get("attention_dp"), attention_tp=lay.get("attention_tp"),
                   hosts=_hosts(req, report["hardware"]), utilization=util, mem_fraction=mfs,
-                  mtp=mtp_tokens(req, m.fields), index_dtype=_index_dtype(req, m),
+                  mtp=mtp_tokens(req, m.fields), index_dtype=_index_dtype(req, m, eng),
                   rope_override=m.rope.override() if m.rope is not None else None, flags=flags)
-    out = launch(engine, req.engine_version, spec)
+    out = eng.launch(req.engine_version, spec)
     out["layout"] = lay["label"]
     out["layout_id"] = lay["id"]
     return out

@@ -5,7 +5,8 @@ Static bound (no engine), on the device memory of the plan's basis:
   state     resident sequences per group x state per sequence per rank
   reserve   memory outside the utilization budget + --runtime-reserve-gib + engine padding
   free      the budget left over (less than one more sequence's state)
-With an engine that answered, the engine's own memory terms replace them:
+With an engine that answered, the engine's own memory terms replace them
+(kvfit.engines.base.Engine.memory_parts):
   vLLM      total = CUDA total; weights; engine overheads = activation peak + non-torch
             (CUDA context, NCCL) + CUDA graphs (when charged); state = the KV pool (available
             KV memory); reserve = total - requested (1 - utilization). vLLM sizes the pool as
@@ -19,15 +20,9 @@ A layout without weights (unknown) or an invalid one has no bars (None).
 
 from __future__ import annotations
 
-from ..report.model import ABSENT, MemoryBars, Quantity
+from ..report.model import MemoryBars
 
 PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
-
-
-def _v(x) -> int | None:
-    """The value of one of an engine prediction's numbers (None when it has none)."""
-    v = x.value if isinstance(x, Quantity) else x
-    return None if v is ABSENT else v
 
 
 def _bars(total: int, basis: str, **parts: int) -> MemoryBars:
@@ -38,28 +33,13 @@ def _bars(total: int, basis: str, **parts: int) -> MemoryBars:
 
 
 def _engine(lay, hw) -> MemoryBars | None:
-    """The engine's own memory terms (kvfit.report.model.EnginePrediction)."""
+    """The engine's own memory terms: its module reads its own prediction (kvfit.engines)."""
+    from ..engines import get
     e = lay.engine
-    if e.engine == "vllm" and (mem := e.memory):
-        total, requested = _v(mem.total_bytes), _v(mem.requested_bytes)
-        if total is None or requested is None or _v(mem.available_kv_bytes) is None:
-            return None
-        graphs = mem.cudagraph_bytes
-        over = (_v(mem.activation_peak_bytes) or 0) + (_v(mem.non_torch_bytes) or 0) + (
-            (_v(graphs) or 0) if graphs and (graphs.charged is ABSENT or graphs.charged) else 0)
-        return _bars(total, f"vLLM {e.version} memory terms (CUDA total)",
-                     weights=_v(mem.weights_bytes), state=_v(mem.available_kv_bytes),
-                     reserve=total - requested, engine_overheads=over)
-    if e.engine == "sglang":
-        pool, free0, mfs = _v(e.pool_bytes), _v(e.free_before_load_bytes), _v(
-            e.mem_fraction_static)
-        total = hw.memory_bytes_per_gpu or None
-        if None in (pool, free0, mfs, total):
-            return None
-        over = int(free0 * (1 - mfs)) + max(0, total - free0)
-        return _bars(total, f"SGLang {e.version} memory terms (device memory)",
-                     weights=_v(e.weights_bytes), state=pool, engine_overheads=over)
-    return None
+    parts = get(e.engine).memory_parts(e.to_json(), hw.to_json())
+    if parts is None:
+        return None
+    return _bars(parts.pop("total"), parts.pop("basis"), **parts)
 
 
 def memory_bars(lay, hw) -> MemoryBars | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import UsageError
-from .capacity import NAMES
 from .layouts import Budget, capacity
 from .systems import placement
 
@@ -28,11 +27,9 @@ def check_request(req, topo) -> int:
                          "parallelism for plain TP x PP x DP layouts only.")
     if pp > 1 and topo.gpus % pp:
         raise UsageError(f"--pp {pp} must divide the {topo.gpus} GPUs (TP x PP x DP).")
-    if pp > 1 and req.engine == "sglang" and req.mtp:
-        raise UsageError(f"--pp {pp} with --mtp under --engine sglang: kvfit does not model where "
-                         "SGLang keeps the EAGLE draft's weights and KV under pipeline "
-                         "parallelism (arg_groups/validation_hook.py:119-160 allows only EAGLE).",
-                         hint="Drop --mtp, or use --engine vllm for a PP plan with MTP.")
+    if pp > 1 and req.engine:
+        from ..engines import get
+        get(req.engine).check_pipeline(pp, bool(req.mtp))
     return pp
 
 
@@ -64,9 +61,13 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
     rule = rules.values.get("pp_split") if rules is not None else None
     split = stages(comps, m.n_layers, pp, m.weights.bytes, m.edge, partition,
                    rule["value"] if rule else "spread_before_last")
-    env = rules.values.get("pp_partition_env") if rules is not None else None
-    env = env["value"] if env else "VLLM_PP_LAYER_PARTITION"
-    sglang = m.capacity.name == "sglang"
+    from ..engines import REFERENCE, get
+
+    eng = m.capacity.eng if m.capacity.engine else get(REFERENCE)   # the static bound: vLLM's
+    env = None
+    if partition is not None:       # the engine's variable for a user's layer partition
+        env = (rules if rules is not None else eng.rules()).values.get("pp_partition_env")
+        env = env["value"] if env else "its layer-partition variable"
     rows = [_stage_row(st, tp, budget, extra) for st in split]
     bind = binding(rows)
     base = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",
@@ -79,19 +80,11 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
             "pipeline": {"stages": rows, "binding_stage": bind["stage"],
                          "split_rule": (f"engine rule {rule['source']}" if rule else SPLIT_RULE)
                          if partition is None else f"user: --pp-layer-partition {partition} "
-                         f"({NAMES.get(m.capacity.name, 'vLLM')} {env})",
+                         f"({eng.title} {env})",
                          "weights_basis": (m.edge.get("basis") or "") + (
-                             "; the MTP draft's weights are split like the rest, though vLLM "
-                             "loads the draft on the last stage (gpu_model_runner.py:594-598) "
-                             "and shares its embedding and head with the target only at PP=1 "
-                             "(llm_base_proposer.py _maybe_share_embeddings)"
-                             if m.names.get("mtp") and not sglang else ""),
+                             eng.pp_weights_note if m.names.get("mtp") else ""),
                          "note": "per_rank is the binding stage's: the replica admits what its "
-                                 "fullest stage admits (" + (
-                                     "SGLang: max_total_num_tokens is the minimum over the PP "
-                                     "ranks, mem_cache/kv_cache_configurator.py:3107-3115)"
-                                     if sglang else "vllm/v1/core/kv_cache_planning.py:"
-                                     "1580-1595)")}}
+                                 f"fullest stage admits ({eng.pp_binding_note})"}}
     if invalid:
         base["per_rank"] |= {"padding_bytes": 0, "used_bytes": None}
         return base | {"max_sequences": 0, "sequences_per_replica": 0, "sequences_per_group": 0,

@@ -36,15 +36,12 @@ from ..errors import UsageError
 
 EXAMPLE = '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'
 RULE = "factor x original_max_position_embeddings (the original defaults to the declared maximum)"
-ENGINES = {
-    "vllm": "vLLM 0.33 takes max_position_embeddings as already scaled for yarn, longrope, "
-            "llama3 (vllm/config/model.py:2599-2634) and refuses a longer --max-model-len "
-            "(model.py:2657-2683): the command overrides max_position_embeddings too",
-    "sglang": "SGLang 0.5.23 ignores factor when original_max_position_embeddings is given "
-              "(srt/utils/hf_transformers/common.py:677-694) and refuses a longer "
-              "--context-length (srt/configs/model_config.py:1291-1316): the command overrides "
-              "max_position_embeddings too",
-}
+
+
+def engine_notes() -> dict:
+    """{engine id: how it reads a stated rope_scaling} (Engine.rope_note)."""
+    from ..engines import engines
+    return {e.id: e.rope_note for e in engines() if e.rope_note}
 
 
 def _json(text, flag: str):
@@ -116,7 +113,7 @@ class Scaling:
                 "rope_type": self.rope.get("rope_type", self.rope.get("type")),
                 "factor": self.rope["factor"], "original_max_position_embeddings": self.original,
                 "declared_max_tokens": self.declared, "max_context_tokens": self.max_tokens,
-                "rule": RULE, "engines": dict(ENGINES)}
+                "rule": RULE, "engines": engine_notes()}
 
     def override(self) -> str:
         """The config override both engines take: rope_scaling plus max_position_embeddings."""

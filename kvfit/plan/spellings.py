@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import json
 
-from ..engines.cli_args import _FLAGS, ALIASES
+from ..engines.cli_args import _FLAGS, ALIASES, layout_aliases
 from ..errors import UsageError
 from .context import parse_context
 
-NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 _ENGINE_OF = {f[0][2:].replace("-", "_"): f[2] for f in _FLAGS}
 _ALIAS = {a[0][2:].replace("-", "_"): a for a in ALIASES}
+
+
+def _title(engine: str) -> str:
+    from ..engines import get
+    return get(engine).title
 
 
 def _flag(dest: str) -> str:
@@ -34,16 +38,17 @@ def _same_kv(a: str, b: str) -> bool:
 def kv_name(spelling: str, engine: str | None) -> tuple[str, str, bool]:
     """(kvfit dtype name, engine that owns the spelling, True for a packed-layout spelling)
     for an engine --kv-cache-dtype."""
+    from ..engines import names
     from ..engines.spec import rules_for
 
-    for eng in ([engine] if engine else ["vllm", "sglang"]):
+    for eng in ([engine] if engine else names()):
         rules = rules_for(eng, None)
         for e in rules.dtypes:
             if e["spelling"] == spelling:
                 layout = e["kvfit"] == "layout"
                 return ("fp8" if layout else e["kvfit"]), eng, layout
     raise UsageError(f"--kv-cache-dtype {spelling!r} is not an engine KV-cache dtype spelling"
-                     + (f" of {NAMES[engine]}." if engine else "."),
+                     + (f" of {_title(engine)}." if engine else "."),
                      hint="Use --kv-dtype with a kvfit name (auto, bf16, fp8, ...) or an "
                           "engine's spelling (vLLM: bfloat16, fp8, fp8_ds_mla; SGLang: "
                           "fp8_e4m3, ...).")
@@ -96,14 +101,14 @@ def resolve(ns: dict) -> dict:
         spelling = aliases["kv_cache_dtype"]
         name, owner, packed = kv_name(spelling, engine)
         if packed and engine is None:   # a packed row exists only in that engine's layout
-            engine = _select(out, owner, f"--kv-cache-dtype {spelling} (a {NAMES[owner]} "
+            engine = _select(out, owner, f"--kv-cache-dtype {spelling} (a {_title(owner)} "
                              "storage layout)")
         k.put("kv_dtype", "--kv-cache-dtype", name, _same_kv)
         flags["kv_cache_dtype"] = spelling
     for dest in ("max_model_len", "context_length"):
         if dest in aliases:
             k.put("context", _flag(dest), int(aliases[dest]))
-    _layout_aliases(aliases, k)
+    layout_aliases(aliases, k.put)
     _rope(ns, aliases, k, out)
     for knob, (_, value) in k.given.items():
         if knob not in ns:          # kvfit's own flag already carries its value (as typed)
@@ -137,6 +142,8 @@ def _select(out: dict, engine: str, why: str) -> str:
 def _choose_engine(opts: dict, used: list[str], aliases: dict, out: dict) -> str | None:
     """The engine that answers: --engine, else the one an engine-only flag or --print-command
     names; conflicting choices exit 2."""
+    from ..engines import engine_choices
+
     engine, cmd = opts["engine"], opts["print_command"]
     families = {}
     for dest in used:
@@ -148,63 +155,24 @@ def _choose_engine(opts: dict, used: list[str], aliases: dict, out: dict) -> str
                          f"or --engine {cmd}.")
     for fam, names in families.items():
         if engine and fam != engine:
-            raise UsageError(f"{', '.join(names)}: {NAMES[fam]} flag(s), but --engine {engine} "
+            raise UsageError(f"{', '.join(names)}: {_title(fam)} flag(s), but --engine {engine} "
                              "was given.", hint=f"Drop them, or use --engine {fam}.")
     if engine:
         return engine
     if cmd:
         other = [f for fam, names in families.items() if fam != cmd for f in names]
         if other:
-            raise UsageError(f"{', '.join(other)}: not {NAMES[cmd]} flag(s), but "
+            raise UsageError(f"{', '.join(other)}: not {_title(cmd)} flag(s), but "
                              f"--print-command {cmd} was given.")
         return _select(out, cmd, f"--print-command {cmd}")
     if len(families) > 1:
-        listed = "; ".join(f"{NAMES[f]}: {', '.join(n)}" for f, n in families.items())
+        listed = "; ".join(f"{_title(f)}: {', '.join(n)}" for f, n in families.items())
         raise UsageError(f"flags of two engines were given ({listed}).",
-                         hint="Pass --engine vllm or --engine sglang and only its flags.")
+                         hint=f"Pass {engine_choices()} and only its flags.")
     if families:
         fam, names = next(iter(families.items()))
-        return _select(out, fam, f"{names[0]} (a {NAMES[fam]} flag; no --engine given)")
+        return _select(out, fam, f"{names[0]} (a {_title(fam)} flag; no --engine given)")
     if both:
         raise UsageError(f"{', '.join(both)} is an engine flag, and no engine was named.",
-                         hint="Add --engine vllm or --engine sglang.")
+                         hint=f"Add {engine_choices()}.")
     return None
-
-
-def _layout_aliases(a: dict, k: _Knobs) -> None:
-    """TP / DP / attention-DP / EP spellings -> tp, dp, attention_dp, parallelism."""
-    ep = a.get("enable_expert_parallel")
-    dpa = a.get("enable_dp_attention") or "attn_dp_size" in a
-    if ep and dpa:
-        raise UsageError("--enable-expert-parallel (vLLM) and SGLang attention-DP flags were "
-                         "both given.", hint="Use one engine's layout flags.")
-    if ep:
-        k.put("parallelism", "--enable-expert-parallel", "vllm-dp-ep")
-        t, d = a.get("tensor_parallel_size"), a.get("data_parallel_size")
-        if d is not None:
-            k.put("attention_dp", "--data-parallel-size", d)
-        if t is not None and d is not None:
-            k.put("tp", "--tensor-parallel-size x --data-parallel-size", t * d)
-        elif t is not None:
-            k.put("attention_tp", "--tensor-parallel-size", t)
-    else:
-        if "tensor_parallel_size" in a:
-            k.put("tp", "--tensor-parallel-size", a["tensor_parallel_size"])
-        if "data_parallel_size" in a:
-            k.put("dp", "--data-parallel-size", a["data_parallel_size"])
-    if "tp_size" in a:
-        k.put("tp", "--tp-size", a["tp_size"])
-    if "pipeline_parallel_size" in a:
-        k.put("pp", "--pipeline-parallel-size", a["pipeline_parallel_size"])
-    if dpa:
-        k.put("parallelism", "--enable-dp-attention" if a.get("enable_dp_attention")
-              else "--attn-dp-size", "sglang-dpa")
-        if "attn_dp_size" in a:
-            k.put("attention_dp", "--attn-dp-size", a["attn_dp_size"])
-    if "dp_size" in a:     # with --enable-dp-attention, --dp-size counts attention groups
-        if a.get("enable_dp_attention"):
-            k.put("attention_dp", "--dp-size (with --enable-dp-attention)", a["dp_size"])
-        else:
-            k.put("dp", "--dp-size", a["dp_size"])
-    if "ep_size" in a:
-        k.put("tp", "--ep-size", a["ep_size"])

@@ -84,20 +84,23 @@ def _fp8(req, asked, m, report):
 
 
 def _radix(req, asked, m, report):
-    """SGLang keeps several recurrent-state slots per running request while its radix (prefix)
-    cache is on and one without it: for a hybrid model whose running cap the recurrent pool
-    sets, --disable-radix-cache can meet the target (and gives up prefix reuse)."""
-    if req.engine != "sglang" or req.engine_flags.get("disable_radix_cache") or not any(
+    """An engine that keeps several recurrent-state slots per running request while its prefix
+    cache is on and one without it (SGLang's radix cache: Engine.prefix_cache_off): for a
+    hybrid model whose running cap the recurrent pool sets, turning the cache off can meet the
+    target (and gives up prefix reuse)."""
+    off = m.capacity.eng.prefix_cache_off if m.capacity.engine else None
+    if off is None or req.engine_flags.get(off[0]) or not any(
             c.kind == "constant" for c in m.comps):
         return None
-    r = _replan(asked, m.meta, engine_flags=req.engine_flags | {"disable_radix_cache": True})
+    flag, spelling, noun = off
+    r = _replan(asked, m.meta, engine_flags=req.engine_flags | {flag: True})
     if not r or r.fits is not True:
         return None
     lay = r.chosen
     rules = m.capacity.rules
     per, alone = rules["mamba_slots_per_request"], rules["mamba_slots_no_radix"]
-    return _entry("disable_radix_cache", "--disable-radix-cache", f"SGLang without its radix "
-                  f"(prefix) cache: {alone} recurrent-state slot(s) per running request instead "
+    return _entry(flag, spelling, f"{m.capacity.eng.title} without its {noun}: {alone} "
+                  f"recurrent-state slot(s) per running request instead "
                   f"of {per} ({rules.basis('mamba_slots_no_radix')}), so {lay.label} holds "
                   f"{lay.max_sequences} sequences; shared prefixes are no longer reused", lay,
                   value=True)
@@ -143,7 +146,11 @@ def _dpa(req, asked, m, report):
     if req.parallelism != "tp" or not any(c.kind == "latent" or c.heads is None
                                           for c in m.comps):
         return None
-    profile = "vllm-dp-ep" if req.engine == "vllm" else "sglang-dpa"
+    from ..engines import STATIC_DPA
+
+    if m.capacity.engine and m.capacity.eng.dpa is None:
+        return None             # the answering engine has no attention-DP mode kvfit models
+    profile = m.capacity.eng.dpa.name if m.capacity.engine else STATIC_DPA
     # attention-DP reads a Hub checkpoint's weight headers (expert ownership), which a TP
     # plan's read leaves out; a local folder is read the same way for either
     same = m.meta if m.meta.origin == "local" or m.meta.tensor_bytes is not None else None
@@ -160,7 +167,8 @@ def _pp(req, asked, m, report):
     """Pipeline stages instead of a wider TP group: the smallest PP size (2, 4, 8) that meets
     the target on the same GPUs (it splits layers, so KV heads stay unreplicated)."""
     gpus = (report.hardware.gpus if report.hardware else None) or 1
-    if (req.pp or 1) > 1 or req.parallelism != "tp" or req.engine == "sglang" or gpus < 2:
+    if (req.pp or 1) > 1 or req.parallelism != "tp" or gpus < 2 or (
+            m.capacity.engine and not m.capacity.eng.suggests_pp):
         return None
     for pp in (2, 4, 8):
         if gpus % pp:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-ENGINES = ("vllm", "sglang")
 PROBES = ("registry", "config", "load")
 DEFAULT_TIMEOUT = 300.0
 MAX_ENGINE_TIMEOUT = 7 * 86_400
@@ -24,6 +23,12 @@ def __getattr__(name: str):
         from .check import EngineCheck
         return EngineCheck
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def probed() -> tuple[str, ...]:
+    """The engines with an installed-engine probe (Engine.probe_script)."""
+    from ..engines import engines
+    return tuple(e.id for e in engines() if e.probe_script)
 
 
 def _python(given: str | None) -> tuple[str, str]:
@@ -69,10 +74,11 @@ def engine_check(req):
                  not in (None, False)]
         if given:
             raise UsageError(f"{', '.join(given)} only apply with --check-engine.",
-                             hint="Add --check-engine vllm|sglang|all.")
+                             hint=f"Add --check-engine {'|'.join(probed())}|all.")
         return None
-    if req.check_engine not in (*ENGINES, "all"):
-        raise UsageError(f"--check-engine {req.check_engine!r}: choose vllm, sglang or all.")
+    if req.check_engine not in (*probed(), "all"):
+        raise UsageError(f"--check-engine {req.check_engine!r}: choose "
+                         f"{', '.join(probed())} or all.")
     probe = req.engine_probe or "config"
     if probe not in PROBES:
         raise UsageError(f"--engine-probe {probe!r}: choose registry, config or load.")
@@ -82,7 +88,7 @@ def engine_check(req):
                          f"of seconds, at most {MAX_ENGINE_TIMEOUT:,} (a week).")
     python, shown = _python(req.engine_python)
     tp, tp_source = _tp(req)
-    engines = ENGINES if req.check_engine == "all" else (req.check_engine,)
+    engines = probed() if req.check_engine == "all" else (req.check_engine,)
     from .check import EngineCheck
 
     return EngineCheck(engines, python, shown, probe, timeout, tp, tp_source,

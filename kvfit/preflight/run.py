@@ -16,14 +16,13 @@ HERE = Path(__file__).resolve().parent
 MAX_OUTPUT = 1024 * 1024
 
 
-def _env(check: EngineCheck, tmp: Path, offline: bool) -> dict:
+def _env(check: EngineCheck, tmp: Path, offline: bool, engine) -> dict:
     """The probe's environment: the caller's, plus no downloads (except load), no telemetry,
     no bytecode or engine caches written outside the temporary directory."""
     env = dict(os.environ)
     env |= {"HF_HUB_DISABLE_TELEMETRY": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
-    if check.probe != "load":
-        env |= {"VLLM_CACHE_ROOT": str(tmp / "vllm-cache")}
+    env |= engine.probe_env(tmp, load=check.probe == "load")
     if check.probe != "load" or offline:
         env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     return env
@@ -56,10 +55,13 @@ def run_probe(engine: str, check: EngineCheck, argv: list[str], tmp: Path,
 
 
 def _probe(engine: str, check: EngineCheck, argv: list[str], tmp: Path, offline: bool) -> dict:
-    cmd = [check.python, str(HERE / f"probe_{engine}.py"), *argv]
+    from ..engines import get
+
+    eng = get(engine)
+    cmd = [check.python, str(HERE / eng.probe_script), *argv]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, cwd=tmp, env=_env(check, tmp, offline),
+                                stderr=subprocess.PIPE, cwd=tmp, env=_env(check, tmp, offline, eng),
                                 start_new_session=True)
     except OSError as exc:
         raise UsageError(f"--engine-python {check.python_given}: cannot run it "

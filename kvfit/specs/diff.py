@@ -310,7 +310,7 @@ def diff(base: str, head: str | None = None, repo: Path | None = None) -> dict:
         for j in ejobs:
             ok_a, why_a = agrees(j, ea[j["id"]])
             ok_b, why_b = agrees(j, eb[j["id"]])
-            out["engine_views"].append({"id": j["id"], "engine": j["kind"], "agreed": ok_a,
+            out["engine_views"].append({"id": j["id"], "engine": j["engine"], "agreed": ok_a,
                                         "agrees": ok_b, "before": why_a, "after": why_b})
         out["changed"] = bool(out["models"])
         return out
@@ -333,7 +333,10 @@ def render(d: dict) -> str:
     views = d["engine_views"]
     if views:
         lines.append("recorded engine views of the changed models:")
-        for engine, name in (("vllm", "vLLM 0.33.0"), ("sglang", "SGLang 0.5.23")):
+        from .diff_views import RECORDS, record_engine
+
+        for record, name, _ in RECORDS:
+            engine = record_engine(record)[0]
             rows = [v for v in views if v["engine"] == engine]
             if not rows:
                 continue

@@ -7,8 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-VLLM_RECORD = "tests/engine_probe/vllm-0.33.0-kv.jsonl"
-SGLANG_RECORD = "tests/engine_probe/sglang-0.5.23-kv.jsonl"
+# The engines' own records: (file, label, the view it records). A file is named
+# <engine>-<version>-kv.jsonl, so the engine a job plans with is read from the file name; the
+# view is "blocks" (num_blocks, block size, refusal) or "cells" (bytes per token).
+RECORDS = (("tests/engine_probe/vllm-0.33.0-kv.jsonl", "vLLM 0.33.0", "blocks"),
+           ("tests/engine_probe/sglang-0.5.23-kv.jsonl", "SGLang 0.5.23", "cells"))
+
+
+def record_engine(name: str) -> tuple[str, str]:
+    """(engine id, version) of a record file named <engine>-<version>-kv.jsonl."""
+    engine, version = Path(name).name.split("-")[:2]
+    return engine, version
 
 
 def _num(x) -> str:
@@ -31,27 +40,42 @@ def engine_jobs(tree: Path, dirs: set[str]) -> list[dict]:
     """One job per recorded (dir, TP, KV dtype) row of a changed model: its first planned
     point, asked as the record's own tests ask it."""
     jobs = []
-    for r in _records(tree, VLLM_RECORD):
+    for name, _, view in RECORDS:
+        engine, version = record_engine(name)
+        jobs += (_block_jobs if view == "blocks" else _cell_jobs)(
+            tree, dirs, name, engine, f"{engine}@{version}")
+    return jobs
+
+
+def _block_jobs(tree: Path, dirs: set[str], name: str, engine: str, at: str) -> list[dict]:
+    jobs = []
+    for r in _records(tree, name):
         plans = [p for p in r.get("plans", []) if "error" not in p]
         if r["dir"] not in dirs or "error" in r or not plans:
             continue
         p = plans[0]
-        jobs.append({"id": f"vllm/{Path(r['dir']).name}/tp{r['tp']}/{r['kv_cache_dtype']}",
-                     "kind": "vllm", "tp": r["tp"], "record": {
+        jobs.append({"id": f"{engine}/{Path(r['dir']).name}/tp{r['tp']}/{r['kv_cache_dtype']}",
+                     "kind": "blocks", "engine": engine, "tp": r["tp"], "record": {
                          "refused": "refused" in p, "num_blocks": p.get("num_blocks"),
                          "block_size": p.get("block_size")},
-                     "argv": [str(tree / r["dir"]), "--engine", "vllm@0.33.0", "--hardware",
+                     "argv": [str(tree / r["dir"]), "--engine", at, "--hardware",
                               "h100-80", "--gpus", str(r["tp"]), "--tp", str(r["tp"]),
                               "--context", str(p["max_model_len"]), "--kv-dtype",
                               r["kv_cache_dtype"], "--kv-cache-memory-bytes",
                               str(p["available_bytes"])]})
-    for r in _records(tree, SGLANG_RECORD):
+    return jobs
+
+
+def _cell_jobs(tree: Path, dirs: set[str], name: str, engine: str, at: str) -> list[dict]:
+    jobs = []
+    for r in _records(tree, name):
         if (r["dir"] not in dirs or "error" in r or r.get("cell_bytes") is None
                 or r.get("is_hybrid_swa")):
             continue
-        jobs.append({"id": f"sglang/{Path(r['dir']).name}/tp{r['tp']}/{r['kv_cache_dtype']}",
-                     "kind": "sglang", "tp": r["tp"], "record": {"cell_bytes": r["cell_bytes"]},
-                     "argv": [str(tree / r["dir"]), "--engine", "sglang@0.5.23", "--hardware",
+        jobs.append({"id": f"{engine}/{Path(r['dir']).name}/tp{r['tp']}/{r['kv_cache_dtype']}",
+                     "kind": "cells", "engine": engine, "tp": r["tp"],
+                     "record": {"cell_bytes": r["cell_bytes"]},
+                     "argv": [str(tree / r["dir"]), "--engine", at, "--hardware",
                               "h100-80", "--gpus", str(r["tp"]), "--tp", str(r["tp"]),
                               "--context", "4096", "--kv-dtype", r["kv_cache_dtype"]]})
     return jobs
@@ -62,7 +86,7 @@ def agrees(job: dict, got: dict) -> tuple[bool, str]:
     rec = job["record"]
     if "error" in got:
         return False, f"kvfit: {got['error'][:120]}"
-    if job["kind"] == "vllm":
+    if job["kind"] == "blocks":
         if rec["refused"] or got.get("refused"):
             ok = bool(rec["refused"]) == bool(got.get("refused"))
             return ok, f"refusal kvfit {bool(got.get('refused'))} vs vLLM {rec['refused']}"

@@ -28,7 +28,8 @@ def _load_everything() -> None:
     from ..checkpoint.quant_floors import _floors
     from ..checkpoint.storage import formats
     from ..cli.main import main
-    from ..engines.spec import ENGINES, load_spec
+    from ..engines import names
+    from ..engines.spec import load_spec
     from ..hardware.presets import accelerators, systems
     from .registry import builtin_architectures, builtin_matchers, watchlist
 
@@ -43,7 +44,7 @@ def _load_everything() -> None:
         raise SystemExit(f"the bundled specs do not pass `kvfit specs check`:\n{out.getvalue()}")
     for loader in loaders[:-1]:
         loader()
-    for engine in ENGINES:
+    for engine in names():
         load_spec(engine)
 
 

@@ -1,0 +1,119 @@
+"""SGLang behind the engine seam (kvfit.engines.base.Engine): its prediction
+(kvfit.engines.sglang), its spellings, launch, calibration and probe details. Numbers and
+spellings stay in specs/engines/sglang.yaml."""
+
+from __future__ import annotations
+
+from .base import DpaProfile, Engine
+
+
+class Sglang(Engine):
+    id = "sglang"
+    title = "SGLang"
+    dpa = DpaProfile(
+        "sglang-dpa", "SGLang", "DPA{a} / attention TP{t} / EP{g}",
+        "--tp {g} --attn-dp-size {a} --ep-size {g}", 1, 64,
+        "SGLang gives every attention-DP rank its own token pool holding one extra padding "
+        "page (mem_cache/memory_pool.py; a Mamba pool one extra slot); page_size is 1 by default "
+        "and 64 with the FlashMLA / NSA backends that serve latent (MLA, DSA) caches",
+        predict_at="group", attention_dp_flag="attn_dp_size",
+        selected_by="--enable-dp-attention")
+    memory_flag = "mem_fraction_static"
+    rope_note = ("SGLang 0.5.23 ignores factor when original_max_position_embeddings is given "
+                 "(srt/utils/hf_transformers/common.py:677-694) and refuses a longer "
+                 "--context-length (srt/configs/model_config.py:1291-1316): the command "
+                 "overrides max_position_embeddings too")
+    suggests_pp = False
+    prefix_cache_off = ("disable_radix_cache", "--disable-radix-cache", "radix (prefix) cache")
+    pp_binding_note = ("SGLang: max_total_num_tokens is the minimum over the PP ranks, "
+                       "mem_cache/kv_cache_configurator.py:3107-3115")
+    default_port = 30000
+    server_args = ("--enable-metrics",)
+    probe_script = "probe_sglang.py"
+
+    def predict(self, rules, flags: dict, inp) -> dict:
+        from . import sglang
+        return sglang.predict(rules, flags, inp)
+
+    def per_instance(self, e: dict, ctx: int) -> tuple[int | None, str]:
+        """max_total_num_tokens // context_len, capped by max_running_requests (per DP worker,
+        kv_cache_configurator.py:3119-3172)."""
+        label = f"{self.title} {e['version']}"
+        if e.get("refusal"):
+            return 0, f"{label} refuses to start: {e['refusal']['reason']}"
+        tokens = e["max_total_num_tokens"]["value"]
+        if tokens is None:
+            return None, e["max_total_num_tokens"]["basis"]
+        per = tokens // ctx
+        why = f"{label}: {tokens:,} pool tokens / {ctx:,} = {per} per instance"
+        cap = (e.get("max_running_requests") or {}).get("value")
+        if cap is not None and per > cap:
+            per, why = cap, why + f", capped at max_running_requests {cap}"
+        return per, why
+
+    def budget_utilization(self, rules) -> tuple[float | None, str]:
+        return None, "kvfit default; SGLang sizes its pool by its own --mem-fraction-static rule"
+
+    def memory_parts(self, e: dict, hw: dict) -> dict | None:
+        """total = the device memory; state = the token pool; engine overheads = the static
+        reserve (free before load x (1 - mem_fraction_static)) + what the CUDA context and
+        driver hold (memory - free before load)."""
+        def v(key):
+            x = e.get(key)
+            return x.get("value") if isinstance(x, dict) else x
+
+        pool, free0, mfs = v("pool_bytes"), v("free_before_load_bytes"), v("mem_fraction_static")
+        total = hw.get("memory_bytes_per_gpu")
+        if None in (pool, free0, mfs, total):
+            return None
+        over = int(free0 * (1 - mfs)) + max(0, total - free0)
+        return {"total": total, "basis": f"SGLang {e.get('version')} memory terms (device memory)",
+                "weights": v("weights_bytes"), "state": pool, "engine_overheads": over}
+
+    def concurrency_basis(self, e: dict) -> str:
+        return e["max_total_num_tokens"]["basis"] + " / context"
+
+    def check_pipeline(self, pp: int, mtp: bool) -> None:
+        if pp > 1 and mtp:
+            from ..errors import UsageError
+            raise UsageError(f"--pp {pp} with --mtp under --engine sglang: kvfit does not model "
+                             "where SGLang keeps the EAGLE draft's weights and KV under pipeline "
+                             "parallelism (arg_groups/validation_hook.py:119-160 allows only "
+                             "EAGLE).", hint="Drop --mtp, or use --engine vllm for a PP plan "
+                             "with MTP.")
+
+    def launch_memory(self, flags: dict, stated: bool, utilization: float, e: dict
+                      ) -> tuple[float | None, float | None]:
+        """--mem-fraction-static only when the user stated a utilization or the fraction: the
+        fraction the prediction used."""
+        stated = stated or "mem_fraction_static" in flags
+        flags.pop("mem_fraction_static", None)
+        return None, (e.get("mem_fraction_static") or {}).get("value") if stated else None
+
+    def launcher(self, python: str) -> list[str]:
+        """`python -m ...` (the launch template names the module)."""
+        return [python]
+
+    def bench_args(self, values: dict, result) -> list[str]:
+        return ["--model", str(values["model"]), "--output-file", str(result)]
+
+    def api_key(self, key: str | None) -> tuple[dict, list[str]]:
+        return {}, (["--api-key", key] if key else [])
+
+    def metadata(self, base: str, key: str | None, get_json) -> dict:
+        """The version, KV dtype and TP/DP sizes from /server_info (or /get_server_info)."""
+        out = {"version": None, "version_source": None, "server_info": None}
+        for path in ("/server_info", "/get_server_info"):
+            data = get_json(base + path, 10.0, key)
+            if isinstance(data, dict):
+                out["server_info"] = info = {
+                    "path": path, "version": data.get("version"),
+                    "kv_cache_dtype": data.get("kv_cache_dtype"),
+                    "tp_size": data.get("tp_size"), "dp_size": data.get("dp_size")}
+                if isinstance(info["version"], str):
+                    out["version"], out["version_source"] = info["version"], f"GET {path}"
+                break
+        return out
+
+
+ENGINE = Sglang()

@@ -1,0 +1,144 @@
+"""vLLM behind the engine seam (kvfit.engines.base.Engine): its prediction (kvfit.engines.vllm),
+its spellings, launch, calibration and probe details. Numbers and spellings stay in
+specs/engines/vllm.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import DpaProfile, Engine
+
+MAIN = "from vllm.entrypoints.cli.main import main; main()"
+INDEXER_DTYPES = ("bf16", "fp8", "mxfp4", "nvfp4")   # vllm/config/attention.py:93-98
+
+
+def _v(d: dict, key: str) -> int | None:
+    x = d.get(key)
+    return x.get("value") if isinstance(x, dict) else x
+
+
+class Vllm(Engine):
+    id = "vllm"
+    title = "vLLM"
+    dpa = DpaProfile(
+        "vllm-dp-ep", "vLLM", "DP{a} x attention TP{t} + EP{g}",
+        "--data-parallel-size {a} --tensor-parallel-size {t} --enable-expert-parallel", 16, 64,
+        "every vLLM DP engine owns its KV pool, and block 0 of it is the reserved null block "
+        "(v1/core/kv_cache_utils.py); blocks are 16 tokens by default and 64 with FlashMLA",
+        predict_at="attention", selected_by="--enable-expert-parallel")
+    utilization_flag = "gpu_memory_utilization"
+    memory_flag = "gpu_memory_utilization"
+    rope_note = ("vLLM 0.33 takes max_position_embeddings as already scaled for yarn, longrope, "
+                 "llama3 (vllm/config/model.py:2599-2634) and refuses a longer --max-model-len "
+                 "(model.py:2657-2683): the command overrides max_position_embeddings too")
+    pp_binding_note = "vllm/v1/core/kv_cache_planning.py:1580-1595"
+    pp_weights_note = ("; the MTP draft's weights are split like the rest, though vLLM loads the "
+                       "draft on the last stage (gpu_model_runner.py:594-598) and shares its "
+                       "embedding and head with the target only at PP=1 "
+                       "(llm_base_proposer.py _maybe_share_embeddings)")
+    default_port = 8000
+    cache_info_metric = "vllm:cache_config_info"
+    probe_script = "probe_vllm.py"
+
+    def predict(self, rules, flags: dict, inp) -> dict:
+        from . import vllm
+        return vllm.predict(rules, flags, inp)
+
+    def per_instance(self, e: dict, ctx: int) -> tuple[int | None, str]:
+        """num_gpu_blocks // blocks per request (the integer part of the "Maximum concurrency"
+        vLLM prints, kv_cache_utils.py:1061-1093), capped by max_num_seqs."""
+        label = f"{self.title} {e['version']}"
+        if e.get("refusal"):
+            return 0, f"{label} refuses to start: {e['refusal']['reason']}"
+        n, blocks = e["num_gpu_blocks"]["value"], e["blocks_per_request"]["value"]
+        if n is None:
+            return None, e["num_gpu_blocks"]["basis"]
+        per = n // blocks if blocks else 0
+        cap = e["max_num_seqs"]["value"]
+        why = (f"{label}: {n:,} blocks / {blocks:,} per {ctx:,}-token request = "
+               f"{e['max_concurrency']['value']:.2f}x concurrency -> {per} per instance")
+        if per > cap:
+            per, why = cap, why + f", capped at max_num_seqs {cap}"
+        return per, why
+
+    def budget_utilization(self, rules) -> tuple[float | None, str]:
+        return rules["gpu_memory_utilization"], rules.basis("gpu_memory_utilization")
+
+    def pool_stated(self, flags: dict) -> bool:
+        """--kv-cache-memory-bytes sizes the pool from the stated bytes (gpu_worker.py:753-757
+        is skipped)."""
+        return flags.get("kv_cache_memory_bytes") is not None
+
+    def pool_overflow(self, flags: dict, weights: int, total: int) -> str | None:
+        """vLLM takes --kv-cache-memory-bytes as given and skips its memory check
+        (gpu_worker.py:656-680), so weights plus the stated pool larger than the GPU's memory
+        run out of memory while loading or allocating the cache: the engine does not start."""
+        pool = int(flags["kv_cache_memory_bytes"])
+        if weights + pool <= total:
+            return None
+        return (f"the weights ({weights / 2**30:.2f} GiB per rank) and the stated "
+                f"--kv-cache-memory-bytes pool ({pool / 2**30:.2f} GiB) exceed the GPU's "
+                f"{total / 2**30:.2f} GiB: vLLM skips its memory check for a stated pool "
+                "(vllm/v1/worker/gpu_worker.py:656-680), so it runs out of memory loading the "
+                "weights or allocating the cache")
+
+    def memory_parts(self, e: dict, hw: dict) -> dict | None:
+        """total = CUDA total; engine overheads = activation peak + non-torch + CUDA graphs
+        (when charged); state = the available KV memory; reserve = total - requested."""
+        mem = e.get("memory")
+        if not mem:
+            return None
+        total, requested = _v(mem, "total_bytes"), _v(mem, "requested_bytes")
+        if total is None or requested is None or _v(mem, "available_kv_bytes") is None:
+            return None
+        graphs = mem.get("cudagraph_bytes") or {}
+        over = (_v(mem, "activation_peak_bytes") or 0) + (_v(mem, "non_torch_bytes") or 0) + (
+            (graphs.get("value") or 0) if graphs.get("charged", True) else 0)
+        return {"total": total, "basis": f"vLLM {e.get('version')} memory terms (CUDA total)",
+                "weights": _v(mem, "weights_bytes"), "state": _v(mem, "available_kv_bytes"),
+                "reserve": total - requested, "engine_overheads": over}
+
+    def concurrency_basis(self, e: dict) -> str:
+        return e["max_concurrency"]["basis"]
+
+    def index_spelling(self, name: str) -> str | None:
+        """indexer_kv_dtype takes bf16, fp8, mxfp4 and nvfp4."""
+        name = "fp8" if name in ("fp8", "fp8_e4m3") else name
+        return name if name in INDEXER_DTYPES else None
+
+    def launch_memory(self, flags: dict, stated: bool, utilization: float, e: dict
+                      ) -> tuple[float | None, float | None]:
+        """--gpu-memory-utilization is always the plan's resolved utilization."""
+        flags.pop("gpu_memory_utilization", None)
+        return utilization, None
+
+    def launcher(self, python: str) -> list[str]:
+        """The `vllm` script beside `python`, else `python -c` on the same entry point."""
+        script = Path(python).parent / "vllm"
+        return [str(script)] if script.is_file() else [python, "-c", MAIN]
+
+    def bench_args(self, values: dict, result) -> list[str]:
+        out = []
+        if values["served_model"] != values["model"]:
+            out += ["--served-model-name", str(values["served_model"])]
+        return out + ["--result-dir", str(result.parent), "--result-filename", result.name]
+
+    def api_key(self, key: str | None) -> tuple[dict, list[str]]:
+        return ({"VLLM_API_KEY": key} if key else {}), []
+
+    def kv_usage_names(self, legacy: list[str]) -> list[str]:
+        return ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", *legacy]
+
+    def metadata(self, base: str, key: str | None, get_json) -> dict:
+        """The version from GET /version."""
+        out = {"version": None, "version_source": None, "server_info": None}
+        data = get_json(base + "/version", 10.0, key)
+        if isinstance(data, dict) and isinstance(data.get("version"), str):
+            out["version"], out["version_source"] = data["version"], "GET /version"
+        return out
+
+    def probe_env(self, tmp, load: bool = False) -> dict:
+        return {} if load else {"VLLM_CACHE_ROOT": str(Path(tmp) / "vllm-cache")}
+
+
+ENGINE = Vllm()
