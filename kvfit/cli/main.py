@@ -111,10 +111,10 @@ def _planned(req, run):
 FITS, NOT_MET, NOT_JUDGED = 0, 1, 5
 
 
-def verdict_code(report: dict) -> int:
+def verdict_code(report) -> int:
     """0 the target fits; 1 it does not (or nothing fits); 5 the fit could not be judged
     (weights unknown, or no hardware given: a state-only report)."""
-    return {True: FITS, False: NOT_MET}.get(report["fits"], NOT_JUDGED)
+    return {True: FITS, False: NOT_MET}.get(report.fits, NOT_JUDGED)
 
 
 def run_plan(argv: list[str], started: float | Callable[[], float] | None = None) -> int:
@@ -137,16 +137,16 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
     report = _planned(req, lambda: plan(req))
     if req.json:
         from ..report.jsonout import render_json
-        sys.stdout.write(render_json(report))
+        sys.stdout.write(render_json(report.to_json()))
     else:
         from ..report.text import render_text
         from ..textsafe import escape_controls
         text = render_text(report, verbose=verbose)
         sys.stdout.write(escape_controls(text))   # config text may hold escapes
     code = verdict_code(report)
-    if "engine_check" in report:
+    if report.engine_check:
         from ..preflight import exit_code
-        code, note = exit_code(report["engine_check"], code)
+        code, note = exit_code(report.engine_check, code)
         if note:
             print(note, file=sys.stderr)
     return code

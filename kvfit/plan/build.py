@@ -1,4 +1,4 @@
-"""The one straight road: metadata -> spec -> state -> weights -> placements -> report dict."""
+"""The one straight road: metadata -> spec -> state -> weights -> placements -> Report."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
+from ..report.model import Dtype, Dtypes, Report, State, WeightBytes, freeze
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -311,8 +312,9 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
         "hypothetical": declared is not None and ctx > declared,
         **({"rope_scaling": rope.section()} if rope is not None else {}),
         "kv_dtype": kv.name,
-        "dtypes": {k: {"name": d.name, "bytes_per_value": str(d.bytes), "provenance": d.provenance,
-                       "note": d.note} for k, d in (("kv", kv), ("index", index), ("model", model))},
+        "dtypes": Dtypes(**{k: Dtype(name=d.name, bytes_per_value=str(d.bytes),
+                                     provenance=d.provenance, note=d.note)
+                            for k, d in (("kv", kv), ("index", index), ("model", model))}),
         "quantization": quant, "capacity_model": cap.section(),
     }
     if headers is not None:
@@ -323,24 +325,22 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
 def state_sections(m: Model, comps: list, ctx: int) -> dict:
     """The context, state and weights sections for `comps` counted at `ctx`."""
     return {"context_tokens": ctx,
-            "state": {"bytes_per_sequence": sum(c.bytes_per_sequence for c in comps),
-                      "components": [component_section(c) for c in comps]},
-            "weights": {"bytes": m.weights.bytes, "source": m.weights.source,
-                        "detail": m.weights.detail}}
+            "state": State(bytes_per_sequence=sum(c.bytes_per_sequence for c in comps),
+                           components=tuple(component_section(c) for c in comps)),
+            "weights": WeightBytes(bytes=m.weights.bytes, source=m.weights.source,
+                                   detail=m.weights.detail)}
 
 
 def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
-         prepared=None, compare_bases: bool = True) -> dict:
-    """Run a plan and return the JSON-ready report.
+         prepared=None, compare_bases: bool = True) -> Report:
+    """Run a plan and return its frozen Report (kvfit.report.model).
 
-    engine (optional, for library callers): {"engine", "version", "flags", "overrides", "print_command"}
-    merged into the request. With an engine, its prediction is the capacity of every layout
-    (kvfit.plan.capacity); with --print-command the report carries the launch command of the recommended
-    layout. With --check-engine the report gains `engine_check`. meta (optional): the checkpoint metadata
-    `load_metadata(req)` returned, reused (a sweep resolves the checkpoint once for all its cells). prepared
-    (optional): a kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
-    compare_bases=False (for callers that read only the verdict): a placement report does not evaluate the
-    other memory basis and has no memory_basis_comparison.
+    engine (optional, for library callers): {"engine", "version", "flags", "overrides",
+    "print_command"} merged into the request; its prediction is then every layout's capacity.
+    meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
+    resolves the checkpoint once for all its cells). prepared (optional): a
+    kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
+    compare_bases=False (for callers that read only the verdict): no memory_basis_comparison.
     """
     from ..preflight.options import engine_check
 
@@ -387,12 +387,12 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     if req.print_command:
         from .launch import launch_command
         report["engine_command"] = launch_command(req, m, report)
-    report["suggestions"] = []
-    if report["fits"] is False and req.suggest and report.get("hardware"):
+    from .assemble import assemble
+    out = assemble(report | {"suggestions": [], "warnings": warnings})
+    if out.fits is False and req.suggest and out.hardware:
         from .suggest import suggestions
-        report["suggestions"] = suggestions(req, m, report, asked)
+        out = replace(out, suggestions=suggestions(req, m, out, asked))
     if check is not None:
         from ..preflight import run_check
-        report["engine_check"] = run_check(check, req, m.meta, report)
-    report["warnings"] = warnings
-    return report
+        out = replace(out, engine_check=freeze(run_check(check, req, m.meta, out)))
+    return replace(out, warnings=tuple(warnings))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import KvfitError, UsageError
 from ..numbers import shown
+from ..report.model import Frozen, Report, Sweep, SweepAxis, SweepCell, SweepLayout
 from .context import parse_context
 from .memory_bars import memory_bars
 
@@ -56,8 +57,8 @@ class Axis:
     def field(self) -> str:
         return AXES[self.name].field
 
-    def section(self) -> dict:
-        return {"axis": self.name, "field": self.field, "values": list(self.labels)}
+    def section(self) -> SweepAxis:
+        return SweepAxis(axis=self.name, field=self.field, values=tuple(self.labels))
 
 
 def _value(name: str, text: str, spec: str):
@@ -147,22 +148,22 @@ def cells_of(axes: list[Axis]) -> list[dict]:
     return cells
 
 
-def cell_result(report: dict, labels: dict) -> dict:
+def cell_result(report: Report, labels: dict) -> SweepCell:
     """What a sweep keeps of one plan: its target, verdict, recommendation and every layout's
     capacity, reason and per-rank memory (the plan's own numbers, not recomputed)."""
-    hw = report.get("hardware") or {}
-    layouts = [{"id": x["id"], "label": x["label"], "valid": x["valid"],
-                "max_sequences": x["max_sequences"], "fits": x["fits"], "reason": x["reason"],
-                "memory_per_rank": memory_bars(x, hw)} for x in report["layouts"]]
-    target = report.get("target") or {}
-    return {"values": labels, "context_tokens": report["context_tokens"],
-            "hypothetical": report["hypothetical"], "kv_dtype": report["kv_dtype"], "gpus": hw.get("gpus"),
-            "concurrent_users": target.get("concurrent_users"),
-            "required_sequences": target.get("required_sequences"),
-            "fits": report["fits"], "recommended": report["recommended"], "layouts": layouts}
+    hw, target = report.hardware, report.target
+    layouts = tuple(SweepLayout(id=x.id, label=x.label, valid=x.valid,
+                                max_sequences=x.max_sequences, fits=x.fits, reason=x.reason,
+                                memory_per_rank=memory_bars(x, hw)) for x in report.layouts)
+    return SweepCell(values=Frozen(labels), context_tokens=report.context_tokens,
+                     hypothetical=report.hypothetical, kv_dtype=report.kv_dtype,
+                     gpus=hw.gpus if hw else None,
+                     concurrent_users=target.concurrent_users if target else None,
+                     required_sequences=target.required_sequences if target else None,
+                     fits=report.fits, recommended=report.recommended, layouts=layouts)
 
 
-def run(req, axes: list[Axis]) -> dict:
+def run(req, axes: list[Axis]) -> Report:
     """The first cell's report with a `sweep` object of every cell (axis order)."""
     from .build import load_metadata, plan
     from .request import check_request
@@ -181,17 +182,17 @@ def run(req, axes: list[Axis]) -> dict:
             raise
         labels = {n: lab for n, (lab, _) in cell.items()}
         cells.append(cell_result(report, labels))
-        warnings += [w for w in report["warnings"] if w not in warnings]
+        warnings += [w for w in report.warnings if w not in warnings]
         first = first or report
-    first["sweep"] = {"axes": [a.section() for a in axes], "cells": cells,
-                      "warnings": warnings, "exit_code": exit_code(cells)}
-    return first
+    return replace(first, sweep=Sweep(axes=tuple(a.section() for a in axes),
+                                      cells=tuple(cells), warnings=tuple(warnings),
+                                      exit_code=exit_code(cells)))
 
 
-def exit_code(cells: list[dict]) -> int:
+def exit_code(cells: list) -> int:
     """1 if some cell does not meet the target; else 5 if some cell could not be judged
     (weights unknown, no hardware); else 0: every cell meets it."""
-    verdicts = [c["fits"] for c in cells]
+    verdicts = [c.fits for c in cells]
     if False in verdicts:
         return 1
     return 5 if None in verdicts else 0
