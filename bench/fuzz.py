@@ -55,6 +55,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fuzz.runner import CLASSES, Pool, run_kind  # noqa: E402
 from fuzz.targets import TARGETS  # noqa: E402
 
+# the runner's classes as the table names them: a clean refusal is one paragraph and exit 2;
+# an internal error is any other exception (what the CLI would show as exit 70)
+LABELS = {"answered": "answered", "clean": "refused", "wrong": "wrong", "traceback": "internal",
+          "hang": "hangs", "memory": "memory"}
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -63,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kinds", nargs="*", default=sorted(TARGETS), choices=sorted(TARGETS))
     p.add_argument("--watchdog", type=float, default=10.0, help="CPU seconds per case")
     args = p.parse_args(argv)
-    print(f"{'kind':<12} {'cases':>7} " + " ".join(f"{c:>9}" for c in CLASSES) + "  seconds")
+    print(f"{'kind':<12} {'inputs':>7} " + " ".join(f"{LABELS[c]:>9}" for c in CLASSES)
+          + "  seconds")
     pool, found = Pool(), {}
     try:
         for kind in args.kinds:

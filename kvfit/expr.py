@@ -207,6 +207,24 @@ def _compile(source: str, known) -> Expr:
     return expr
 
 
+def non_number(expr: Expr, texts) -> tuple[str, int] | None:
+    """(name, column) of a field among `texts` (string and list fields) that `expr` can
+    return as its value, not only use (`len(x)` and `x == y` are numbers; `max(x, x)`,
+    `x or 1` and `x if c else 1` can be x); None when every result is a number or a bool."""
+    def result(node):
+        if isinstance(node, ast.Name):
+            return node if node.id in texts else None
+        if isinstance(node, ast.IfExp):
+            return result(node.body) or result(node.orelse)
+        if isinstance(node, ast.BoolOp):
+            return next(filter(None, map(result, node.values)), None)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("min", "max"):
+            return next(filter(None, map(result, node.args)), None)
+        return None
+    found = result(expr.tree.body)
+    return None if found is None else (found.id, found.col_offset)
+
+
 def _check_node(node: ast.AST, known) -> None:
     col = getattr(node, "col_offset", 0)
     if not isinstance(node, _ALLOWED):

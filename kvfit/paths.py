@@ -65,3 +65,23 @@ def display_path(path: Path) -> str:
         except ValueError:
             continue
     return str(path)
+
+
+NAME_MAX, PATH_MAX = 255, 4095      # Linux's limits, in bytes
+
+
+def user_path(text: str, what: str) -> Path:
+    """A path given on the command line, refused (exit 2) when no file system could hold it:
+    a component over NAME_MAX bytes, the whole over PATH_MAX, or a NUL byte. (Asking the OS
+    about such a path raises ENAMETOOLONG where pathlib expects a plain no.)"""
+    from .errors import UsageError
+
+    raw = os.fsencode(text)
+    longest = max((len(p) for p in raw.split(b"/")), default=0)
+    if b"\0" in raw or longest > NAME_MAX or len(raw) > PATH_MAX:
+        why = ("holds a NUL byte" if b"\0" in raw else
+               f"has a name of {longest:,} bytes (at most {NAME_MAX})" if longest > NAME_MAX
+               else f"is {len(raw):,} bytes long (at most {PATH_MAX:,})")
+        raise UsageError(f"{what} {text[:80]!r}{'...' if len(text) > 80 else ''} {why}, so no "
+                         "file can have it.")
+    return Path(text)

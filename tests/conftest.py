@@ -123,11 +123,50 @@ def validate(instance, schema: dict, cls=None) -> None:
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
-    """Run `kvfit ARGS` in-process; returns (exit code, stdout, stderr)."""
+    """Run `kvfit ARGS` in-process; returns (exit code, stdout, stderr). A plan's (or a
+    sweep's) --json report is validated against schemas/report.schema.json."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = main([str(a) for a in args])
+    if "--json" in args and out.getvalue().startswith("{"):
+        doc = json.loads(out.getvalue())
+        if "report_version" in doc and "layouts" in doc:       # a plan report
+            validate(doc, report_schema())
     return code, out.getvalue(), err.getvalue()
+
+
+def report_schema() -> dict:
+    """schemas/report.schema.json (read once)."""
+    if "report" not in _SCHEMAS:
+        from pathlib import Path
+        path = Path(__file__).resolve().parents[1] / "schemas" / "report.schema.json"
+        _SCHEMAS["report"] = json.loads(path.read_text())
+    return _SCHEMAS["report"]
+
+
+_SCHEMAS: dict = {}
+
+
+def _validating(plan):
+    """kvfit.plan.build.plan, validating the JSON of every Report it returns (every plan the
+    suite makes in-process: the CLI's, sweeps' cells, suggestions' re-plans, audits, fits)."""
+    import functools
+
+    @functools.wraps(plan)
+    def run(*args, **kwargs):
+        report = plan(*args, **kwargs)
+        validate(report.to_json(), report_schema())
+        return report
+    return run
+
+
+def _install_validating_plan() -> None:
+    from kvfit.plan import build
+    if not hasattr(build.plan, "__wrapped__"):
+        build.plan = _validating(build.plan)
+
+
+_install_validating_plan()
 
 
 def run_json(*args: str) -> tuple[int, dict]:

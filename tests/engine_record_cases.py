@@ -128,7 +128,7 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
             report = build.plan(request_from(ns), meta=_checkpoint(directory))
     except KvfitError as exc:
         return 2, "", exc.message
-    return verdict_code(report), render_json(report), err.getvalue()
+    return verdict_code(report), render_json(report.to_json()), err.getvalue()
 
 
 def kvfit_layout(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None, str]:

@@ -100,15 +100,15 @@ def test_unmodelled_state_field_on_a_known_type_is_refused(tmp_path):
     (["--kv-dtype", "fp3"], "not a known cache dtype"),
     (["--hardware", "h100-80", "--gpus", "8", "--tp", "3"], "must divide --gpus"),
     (["--hardware", "h100-80", "--tp", "x"], "must be auto or a whole number"),
-    (["--hardware", "h100-80", "--utilization", "1.5"], "must be in (0, 1]"),
+    (["--hardware", "h100-80", "--utilization", "1.5"], "must be a number in (0, 1]"),
     (["--hardware", "h100-80", "--gpus", "-2"], "whole number from 1"),
     (["--hardware", "nosuch-gpu"], "unknown hardware 'nosuch-gpu'"),
-    (["--hardware", "custom:0"], "between 0 and 100000"),
+    (["--hardware", "custom:0"], "above 0 and at most 100000"),
     (["--gpus", "2"], "need --hardware"),
-    (["--weight-gib", "-1", "--hardware", "h100-80"], "positive size"),
+    (["--weight-gib", "-1", "--hardware", "h100-80"], "--weight-gib must be a number in (0,"),
     (["--concurrent-users", "0", "--hardware", "h100-80"], "whole number from 1"),
     (["--no-such-flag"], "unrecognized arguments"),
-    (["--gpus", "many"], "invalid int value"),
+    (["--gpus", "many"], "--gpus must be a whole number from 1"),
 ])
 def test_bad_flags(args, needle):
     code, _, err = run_cli(QWEN, "--context", "1024", *args)

@@ -216,9 +216,9 @@ def test_plan_with_engine_adds_engine_sections_and_command():
                       context="32k", weight_gib=61, engine="vllm", engine_version="0.33.0",
                       engine_flags={"max_num_seqs": 256}, print_command="vllm")
     report = plan(req)
-    sections = [lay["engine"] for lay in report["layouts"]]
-    assert sections and all(s["engine"] == "vllm" and s["version"] == "0.33.0" for s in sections)
-    assert report["engine_command"]["launch"].startswith("vllm serve ")
-    assert "--max-num-seqs 256" in report["engine_command"]["launch"]
+    sections = [lay.engine for lay in report.layouts]
+    assert sections and all(s.engine == "vllm" and s.version == "0.33.0" for s in sections)
+    assert report.engine_command.launch.startswith("vllm serve ")
+    assert "--max-num-seqs 256" in report.engine_command.launch
     text = render_text(report)
     assert "GPU KV cache size" in text and "(vllm 0.33.0" in text

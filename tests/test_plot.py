@@ -77,6 +77,18 @@ def test_svg_users_sweep_with_the_target_steps(tmp_path):
     assert root.tag.endswith("svg")
 
 
+def test_a_gpus_sweep_names_each_curve_by_its_layout_id(tmp_path):
+    """Issue 27: tp1 is TP=1 x DP=1 on 1 GPU and TP=1 x DP=8 on 8, so its curve is not named by
+    the first cell's label; tp8 exists only on 8 GPUs and keeps its label."""
+    out = tmp_path / "gpus.svg"
+    code, _, err = run_cli("Qwen/Qwen3-32B", "--offline", "--hardware", "h100-80", "--context",
+                           "32k", "--weight-gib", "61", "--sweep", "gpus=1,8", "--plot", out)
+    assert code == 0, err
+    (panel,) = _svg_series(out)["panels"]
+    labels = {c["id"]: c["label"] for c in panel["curves"]}
+    assert labels["tp1"] == "tp1" and labels["tp8"] == "TP=8 x DP=1"
+
+
 def test_grid_has_one_panel_per_second_axis_value(tmp_path):
     out = tmp_path / "grid.png"
     code, _, _ = run_cli(*BASE, "--sweep", "context=8k,32k", "--sweep", "kv-dtype=bf16,fp8",

@@ -42,7 +42,7 @@ def _reports(engine: str | None, prepared) -> list[str]:
     for fleet in FLEETS:
         req = PlanRequest(model=QWEN, context="32k", weight_gib=61, engine=engine, suggest=False,
                           **fleet)
-        out.append(json.dumps(plan(req, meta=meta, prepared=prepared), sort_keys=True))
+        out.append(json.dumps(plan(req, meta=meta, prepared=prepared).to_json(), sort_keys=True))
     return out
 
 

@@ -42,7 +42,7 @@ def test_suggestions_reuse_the_local_read_and_answer_the_same(monkeypatch):
     # the plan's own read only; its re-plans (--pp 2 among them) took it as given
     assert reads == [str(MINIMAX)]
     assert ["pp", "tp"] in asked_for
-    assert shared["fits"] is False and shared["suggestions"]
+    assert shared.fits is False and shared.suggestions
 
     def always_fresh(plan):                               # the re-plans as they were
         replan = fresh_replanner(plan)

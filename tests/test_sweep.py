@@ -139,6 +139,24 @@ def test_gpus_axis_changes_the_layouts():
     assert [len(c["layouts"]) for c in r["sweep"]["cells"]] == [1, 2]
 
 
+def test_a_gpus_sweep_heads_each_cell_by_its_own_layout():
+    """Issue 27: the same layout id is TP=1 x DP=1 on 1 GPU and TP=1 x DP=8 on 8; a column
+    once headed 'TP=1 x DP=1' held TP=1 x DP=8's answer. Qwen3-32B at 32k, bf16 KV: 64 layers
+    x 2 x 8 KV heads x 128 x 2 B = 8 GiB per sequence; the H100 budget is 0.9 x 81,559 MiB =
+    71.683 GiB, so with 61 GiB of weights TP=1 holds floor(10.683 / 8) = 1 per replica (x DP)
+    and TP=2 floor((71.683 - 30.5) / 4) = 10 per group."""
+    code, out, _ = run_cli("Qwen/Qwen3-32B", "--offline", "--hardware", "h100-80", "--context",
+                           "32k", "--weight-gib", "61", "--sweep", "gpus=1,2,8")
+    assert code == 0
+    head, *rows = [line.split() for line in out.splitlines() if line.startswith("  ")][:4]
+    assert head.count("gpus") == 1                        # the swept axis, printed once
+    assert "tp1" in head and "tp2" in head and "TP=1" not in " ".join(head)
+    table = "\n".join(out.splitlines())
+    assert "TP=1 x DP=1: 1 fits" in table and "TP=1 x DP=8: 8 fits" in table
+    assert "TP=2 x DP=1: 10 fits" in table and "TP=2 x DP=4: 40 fits" in table
+    assert [r[0] for r in rows] == ["1", "2", "8"]
+
+
 def test_the_checkpoint_is_resolved_once(monkeypatch):
     from kvfit.plan import build
 

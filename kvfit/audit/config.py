@@ -81,6 +81,8 @@ def load_frontier(path: Path) -> Frontier:
         raise UsageError(f"audit file {path.name} is not valid TOML: {exc}.") from None
     except RecursionError:        # tomllib recurses per nested array or inline table
         raise UsageError(f"audit file {path.name} nests arrays or tables too deeply.") from None
+    except ValueError:            # tomllib's int() of a number over 4,300 digits
+        raise UsageError(f"audit file {path.name} holds a number too long to read.") from None
     unknown = sorted(set(data) - {"audit", "models", "hardware", "systems"})
     if unknown:
         raise UsageError(f"unknown table(s) {', '.join(unknown)} in the audit file.")

@@ -7,7 +7,6 @@ from fractions import Fraction
 
 from ..errors import KvfitError
 from ..plan.build import load_metadata, plan
-from ..plan.layouts import recommended_layout
 from ..plan.prepared import Preparations
 from ..plan.request import PlanRequest
 from ..report.words import count
@@ -16,7 +15,7 @@ from .oracle import state_bytes
 from .weights_check import summary, weights_check
 
 
-def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra) -> dict:
+def _plan(m: dict, ctx, offline: bool, engine: str | None = None, **extra):
     """One plan of the audit, answered by the audit's capacity model (its engine, if any), on
     the checkpoint the audit read once (`m["meta"]`; None: the plan reads it and refuses),
     prepared once per context and dtype for all its fleets (`m["prepared"]`). The audit reads
@@ -52,10 +51,10 @@ def _meta(m: dict, offline: bool):
     return m.get("meta") or load_metadata(PlanRequest(model=m["model"], offline=offline))
 
 
-def _oracle(meta, ctx_tokens: int, report: dict) -> dict:
-    width = Fraction(report["dtypes"]["kv"]["bytes_per_value"])
+def _oracle(meta, ctx_tokens: int, report) -> dict:
+    width = Fraction(report.dtypes.kv.bytes_per_value)
     expected, how = state_bytes(meta.config, ctx_tokens, width)
-    got = report["state"]["bytes_per_sequence"]
+    got = report.state.bytes_per_sequence
     return {"formula": how, "expected": expected,
             "agrees": None if expected is None else expected == got}
 
@@ -65,14 +64,14 @@ def _fleet(m: dict, ctx, offline: bool, label: str, engine=None, **where) -> dic
         r = _plan(m, ctx, offline, engine, **where)
     except KvfitError as err:
         return {"fleet": label, "status": "refused", "reason": err.message}
-    best = recommended_layout(r)
-    topology_ok = all(x["tp"] * x["dp"] == r["hardware"]["gpus"]
-                      for x in r["layouts"] if x.get("parallelism", "tp") == "tp")
-    return {"fleet": label, "status": "answered", "fits": r["fits"],
-            "memory_bytes_per_gpu": r["hardware"]["memory_bytes_per_gpu"],
-            "gpus": r["hardware"]["gpus"], "best": best["label"] if best else None,
-            "max_sequences": best["max_sequences"] if best else None,
-            "capacity_model": r["capacity_model"]["label"], "topology_ok": topology_ok}
+    best = r.chosen
+    topology_ok = all(x.tp * x.dp == r.hardware.gpus for x in r.layouts
+                      if (x.parallelism or "tp") == "tp")
+    return {"fleet": label, "status": "answered", "fits": r.fits,
+            "memory_bytes_per_gpu": r.hardware.memory_bytes_per_gpu,
+            "gpus": r.hardware.gpus, "best": best.label if best else None,
+            "max_sequences": best.max_sequences if best else None,
+            "capacity_model": r.capacity_model.label, "topology_ok": topology_ok}
 
 
 def _cell(f: Frontier, m: dict, ctx, plans: dict) -> dict:
@@ -85,11 +84,11 @@ def _cell(f: Frontier, m: dict, ctx, plans: dict) -> dict:
     except KvfitError as err:
         return cell | {"status": "refused", "reason": err.message}
     meta = _meta(m, f.offline)
-    cell |= {"status": "answered", "architecture": r["architecture"]["id"],
-             "revision": r["model"]["revision"], "origin": r["model"]["origin"],
-             "context_tokens": r["context_tokens"], "kv_dtype": r["kv_dtype"],
-             "state_bytes": r["state"]["bytes_per_sequence"],
-             "weights_bytes": r["weights"]["bytes"], "oracle": _oracle(meta, r["context_tokens"], r)}
+    cell |= {"status": "answered", "architecture": r.architecture.id,
+             "revision": r.model.revision, "origin": r.model.origin,
+             "context_tokens": r.context_tokens, "kv_dtype": r.kv_dtype,
+             "state_bytes": r.state.bytes_per_sequence,
+             "weights_bytes": r.weights.bytes, "oracle": _oracle(meta, r.context_tokens, r)}
     check = weights_check(meta, r)
     if check is not None:
         cell["weights_check"] = check
@@ -144,7 +143,7 @@ def _dtype_check(f: Frontier, m: dict, plans: dict) -> str | None:
                       meta=m.get("meta"), prepared=m.get("prepared"))
     except KvfitError:
         return None
-    if narrow["state"]["bytes_per_sequence"] > wide["state"]["bytes_per_sequence"]:
-        return (f"{m['model']} at {ctx}: fp8 state {narrow['state']['bytes_per_sequence']} B "
-                f"exceeds {wide['kv_dtype']} state {wide['state']['bytes_per_sequence']} B")
+    if narrow.state.bytes_per_sequence > wide.state.bytes_per_sequence:
+        return (f"{m['model']} at {ctx}: fp8 state {narrow.state.bytes_per_sequence} B "
+                f"exceeds {wide.kv_dtype} state {wide.state.bytes_per_sequence} B")
     return None

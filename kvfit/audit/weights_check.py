@@ -12,24 +12,24 @@ from ..errors import KvfitError
 from ..state.resolve import resolve_architecture
 
 
-def weights_check(meta, report: dict) -> dict | None:
+def weights_check(meta, report) -> dict | None:
     """{index_bytes, estimate_bytes, difference, exact, basis} for a plan whose weights are a
     safetensors index total (`meta`: the checkpoint that plan read); None for any other
     weight source (files, estimate, user)."""
-    weights = report["weights"]
-    if weights.get("source") != "safetensors index":
+    weights = report.weights
+    if weights.source != "safetensors index":
         return None
     try:         # the plan's own resolution and estimate of this checkpoint (each made once)
         res = once(meta, ("resolution",), lambda: resolve_architecture(meta.config))
-        width = Fraction(report["dtypes"]["model"]["bytes_per_value"])
+        width = Fraction(report.dtypes.model.bytes_per_value)
         est, basis = once(meta, ("estimate", width, False), lambda: config_estimate(meta, res, width))
     except KvfitError as err:
         est, basis = None, err.message
     if est is None:
-        return {"index_bytes": weights["bytes"], "estimate_bytes": None, "difference": None,
+        return {"index_bytes": weights.bytes, "estimate_bytes": None, "difference": None,
                 "exact": None, "basis": basis}
-    diff = est.total_bytes - weights["bytes"]
-    return {"index_bytes": weights["bytes"], "estimate_bytes": est.total_bytes,
+    diff = est.total_bytes - weights.bytes
+    return {"index_bytes": weights.bytes, "estimate_bytes": est.total_bytes,
             "difference": diff, "exact": diff == 0, "basis": basis}
 
 

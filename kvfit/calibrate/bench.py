@@ -53,9 +53,14 @@ def command(s: Session, values: dict) -> list[str]:
     return default_bench(s.cal.engine, s.rules, values)
 
 
+MAX_RESULT_BYTES = 64 << 20     # a benchmark's result JSON is kilobytes
+
+
 def read_result(path: Path) -> tuple[dict | None, str | None]:
     """(result object, problem): a JSON object, or the last JSON line of a JSONL file."""
     try:
+        if path.stat().st_size > MAX_RESULT_BYTES:
+            return None, f"the result file is larger than {MAX_RESULT_BYTES:,} bytes"
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None, "the benchmark wrote no result file"

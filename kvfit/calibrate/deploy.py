@@ -22,7 +22,8 @@ _NOT_ONE = {"systems": "--systems searches several families", "min_gpus": "--min
 
 @dataclass(slots=True)
 class Deployment:
-    """What the sweep needs from the plan (report: the full plan report)."""
+    """What the sweep needs from the plan (report: the plan report's JSON, which the
+    calibration document embeds; planned: the plan's Report)."""
 
     report: dict
     model: str
@@ -42,6 +43,7 @@ class Deployment:
     meta: object = None
     preflight: dict | None = None
     engine_prediction: dict | None = None
+    planned: object = None
 
 
 def load(path: Path, values: dict) -> tuple[dict, config.Calibration]:
@@ -84,7 +86,7 @@ def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:
                   engine_probe=dep.engine_opts.get("engine_probe") or "config",
                   engine_timeout=dep.engine_opts.get("engine_timeout"), engine_tp=dep.tp,
                   require_engine_pass=False)
-    section = run_check(engine_check(req), req, dep.meta, dep.report)
+    section = run_check(engine_check(req), req, dep.meta, dep.planned)
     dep.report["engine_check"] = section
     found = [r for r in section["results"] if r["engine"] == cal.engine]
     dep.preflight = found[0] if found else None
@@ -114,9 +116,11 @@ def plan(values: dict, cal: config.Calibration) -> Deployment:
 
     req = _request(values)
     try:      # the engine answers the plan, so the predicted boundary is the engine's
-        report = run_plan(replace(req, engine=cal.engine, engine_version=cal.version))
+        planned = run_plan(replace(req, engine=cal.engine, engine_version=cal.version))
+        report = planned.to_json()
     except KvfitError as exc:
-        report = run_plan(req)
+        planned = run_plan(req)
+        report = planned.to_json()
         report["warnings"].append(f"engine prediction unavailable: {exc.message}")
     rec = report.get("recommended")
     if not rec:
@@ -135,7 +139,8 @@ def plan(values: dict, cal: config.Calibration) -> Deployment:
                      rec.get("parallelism", "tp"), rec.get("max_sequences"),
                      hw.get("nodes") or 1, f"{hw.get('gpus')} x {hw.get('id')}",
                      values.get("utilization"), request=req,
-                     engine_opts={k: values.get(k) for k in ("engine_probe", "engine_timeout")})
+                     engine_opts={k: values.get(k) for k in ("engine_probe", "engine_timeout")},
+                     planned=planned)
     pinned = replace(req, revision=dep.revision) if dep.revision else req
     dep.meta = load_metadata(pinned)      # pinned to the commit the plan read: from the cache
     dep.engine_prediction = engine_prediction(report, cal.engine)

@@ -13,16 +13,50 @@ _OPENER = build_opener(ProxyHandler({}))      # straight to the endpoint, never 
 MAX_BODY = 4 << 20
 
 
+class _Late(Exception):
+    """The body did not end by the deadline."""
+
+
+def _body(resp, deadline: float) -> str:
+    """At most MAX_BODY bytes of the body, whatever its framing (http.client's read(n) of a
+    chunked body with chunk size -1 reads to the end of the stream uncapped; read1 asks the
+    socket once per call); _Late when it has not ended by the deadline."""
+    got, total = [], 0
+    while total < MAX_BODY:
+        if time.monotonic() > deadline:
+            raise _Late
+        data = resp.read1(1 << 16)
+        if not data:
+            break
+        got.append(data)
+        total += len(data)
+    return b"".join(got)[:MAX_BODY].decode("utf-8", "replace")
+
+
+MIN_BODY_S = 10.0          # a slow machine still reads a /metrics page; a drip still ends
+
+
 def get(url: str, timeout: float, key: str | None = None) -> tuple[int | None, str]:
-    """(HTTP status or None when unreachable, body text or the connection error)."""
+    """(HTTP status or None when unreachable, body text or the connection error); `timeout`
+    bounds each socket wait, and the body ends within max(timeout, MIN_BODY_S) seconds and
+    MAX_BODY bytes."""
+    from http.client import HTTPException
+
+    limit = max(timeout, MIN_BODY_S)
+    deadline = time.monotonic() + limit
     req = Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
     try:
         with _OPENER.open(req, timeout=timeout) as resp:
-            return resp.status, resp.read(MAX_BODY).decode("utf-8", "replace")
+            return resp.status, _body(resp, deadline)
     except HTTPError as exc:
-        return exc.code, exc.read(MAX_BODY).decode("utf-8", "replace")
-    except (URLError, OSError, ValueError) as exc:
-        return None, str(getattr(exc, "reason", exc))
+        try:
+            return exc.code, _body(exc, deadline)
+        except (OSError, HTTPException, _Late):
+            return exc.code, ""
+    except _Late:
+        return None, f"the answer did not end within {limit:g} s"
+    except (URLError, OSError, ValueError, HTTPException) as exc:
+        return None, str(getattr(exc, "reason", exc))[:300]
 
 
 def get_json(url: str, timeout: float, key: str | None = None):

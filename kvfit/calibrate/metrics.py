@@ -61,11 +61,19 @@ def _float(value) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def _ascii_value(line: str) -> bool:
+    """False for a sample line whose value (after the labels) is not ASCII: the parser's
+    float() reads Arabic-Indic '١٢' as 12, which no exporter writes."""
+    if line.startswith("#"):
+        return True
+    return line[line.rfind("}") + 1:].isascii()
+
+
 def parse(text: str) -> dict:
     """{sample name: [(labels dict, value)]} from Prometheus text exposition, read by
     prometheus_client's parser. A page the parser refuses as a whole is read line by line, so
     one malformed line costs that line, not the page."""
-    lines = text.splitlines()[:MAX_LINES]
+    lines = [ln for ln in text.splitlines()[:MAX_LINES] if _ascii_value(ln)]
     out: dict = {}
     try:
         rows = list(_samples("\n".join(lines) + "\n"))

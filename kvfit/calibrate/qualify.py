@@ -171,6 +171,13 @@ def judge(raw: dict, per_request: int, slo: dict) -> dict:
     resident = None if m["max_running"] is None else int(m["max_running"])
     reasons_extra = [f"/metrics gave implausible gauge readings ({'; '.join(m['implausible'])}), "
                      "so its readings cannot be trusted"] if m.get("implausible") else []
+    offered = raw["offered_concurrency"]
+    if resident is not None and resident > offered:
+        # more running requests than the benchmark ever sent: the gauge counts other clients,
+        # or sums series that are not separate engines; a capacity read from it would be false
+        reasons_extra.append(f"the running-requests gauge read {resident:,} while at most "
+                             f"{offered:,} requests were offered at once, so it does not count "
+                             "this benchmark's requests alone")
     waiting = m["max_waiting"]
     reasons = _reasons(raw, tokens, counts, resident) + reasons_extra
     latency = _latency(result)

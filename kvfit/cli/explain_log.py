@@ -33,6 +33,7 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The explain-log parser."""
     from ..engines import engine_args
+    from ..numbers import flag
     from .plan_args import Formatter, add_offline
 
     p = Parser(prog="kvfit explain-log", formatter_class=Formatter,
@@ -42,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model-dir", help="checkpoint folder with the model's config.json")
     p.add_argument("--config", help="the model's config.json (instead of --model-dir)")
     p.add_argument("--engine-version", help="engine version when the log does not state it")
-    p.add_argument("--tp", type=int, help="tensor-parallel size when the log does not state it")
+    p.add_argument("--tp", type=flag("tp"), help="tensor-parallel size when the log does not state it")
     p.add_argument("--hardware", help="accelerator preset (h100-80, ...) for the GPU total when "
                    "the log does not print it")
-    p.add_argument("--weight-gib", type=float, help="checkpoint weight GiB (whole model) when "
+    p.add_argument("--weight-gib", type=flag("weight_gib"), help="checkpoint weight GiB (whole model) when "
                    "the log prints no loaded weights")
     p.add_argument("--predict-weights", action="store_true",
                    help="predict the loaded weights too (checkpoint bytes, else the labelled "
@@ -92,6 +93,76 @@ def render(result: dict) -> str:
     return head + "\n" + "\n".join(lines) + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
 
+MAX_LOG_BYTES = 256 << 20       # a start-up log is kilobytes to a few megabytes
+_CHUNK_BYTES = 4 << 20
+
+
+def _log_chunks(name: str):
+    """The log (a regular file, or '-' for standard input) as text chunks of whole lines,
+    streamed: at most MAX_LOG_BYTES are read, and a failing read is one paragraph (exit 2)."""
+    from ..numbers import shown
+
+    if name == "-":
+        return _stream(sys.stdin.buffer, "standard input")
+    path = Path(name)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"no such log file: {name[:300]}") from None
+    except OSError as exc:
+        raise UsageError(_unreadable(name, exc)) from None
+    import stat
+
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"log {shown(name, 300)} is not a regular file.",
+                         hint="Pass the start-up log file, or '-' to read standard input.")
+    if info.st_size > MAX_LOG_BYTES:
+        raise UsageError(_too_long(name, f"{info.st_size:,} bytes"), hint=_CUT_HINT)
+    try:
+        stream = path.open("rb")
+    except OSError as exc:
+        raise UsageError(_unreadable(name, exc)) from None
+    return _stream(stream, name)
+
+
+def _unreadable(name: str, exc: OSError) -> str:
+    from ..numbers import shown
+
+    return f"cannot read log {shown(name, 300)}: {str(exc.strerror or exc).rstrip('.')}."
+
+
+_CUT_HINT = ("Pass the start-up part: from the launch to the KV-cache lines (for example "
+             "`head -n 5000 LOG`).")
+
+
+def _too_long(name: str, size: str) -> str:
+    from ..numbers import shown
+
+    return (f"log {shown(name, 300)} is {size}; kvfit explain-log reads at most "
+            f"{MAX_LOG_BYTES:,} bytes of a start-up log.")
+
+
+def _stream(stream, name: str):
+    from ..engines.logparse import MAX_LINE_CHARS
+
+    total = 0
+    with stream:
+        while True:
+            try:
+                block = stream.read(_CHUNK_BYTES)
+                if block and not block.endswith(b"\n"):
+                    block += stream.readline(MAX_LINE_CHARS * 4)
+            except OSError as exc:
+                raise UsageError(_unreadable(name, exc)) from None
+            if not block:
+                return
+            total += len(block)
+            if total > MAX_LOG_BYTES:
+                raise UsageError(_too_long(name, f"more than {MAX_LOG_BYTES:,} bytes"),
+                                 hint=_CUT_HINT)
+            yield block.decode("utf-8", "replace")
+
+
 def run(argv: list[str]) -> int:
     """Entry for `kvfit explain-log ARGS`; returns the exit code (errors raise KvfitError)."""
     from ..engines import pop_engine_args
@@ -100,13 +171,7 @@ def run(argv: list[str]) -> int:
     ns = vars(build_parser().parse_args(argv))
     opts = pop_engine_args(ns)
     ns.pop("offline", None)                  # explain-log never contacts the Hub
-    if ns["log"] == "-":
-        text = sys.stdin.read()
-    else:
-        path = Path(ns["log"])
-        if not path.is_file():
-            raise UsageError(f"no such log file: {ns['log']}")
-        text = path.read_text(encoding="utf-8", errors="replace")
+    text = _log_chunks(ns["log"])
     model = ns["model_dir"] or ns["config"]
     result = explain(text, model_dir=model, engine_version=ns["engine_version"], tp=ns["tp"],
                      hardware=ns["hardware"], weight_gib=ns["weight_gib"],

@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 from ..errors import UsageError
+from ..numbers import flag as field_flag
 from .plan_args import Formatter, Parser, add_offline
 
 EPILOG = """\
@@ -45,20 +45,22 @@ def parser() -> Parser:
                    "as well")
     p.add_argument("--hardware", help="accelerator preset (see `kvfit --list-hardware`), "
                    "custom:<GiB>, or auto: the local GPUs nvidia-smi reports (read once)")
-    p.add_argument("--gpus", type=int, help="number of accelerators (default 1)")
+    p.add_argument("--gpus", type=field_flag("gpus"), help="number of accelerators (default 1)")
     p.add_argument("--system", help="a complete system preset (see `kvfit --list-systems`); "
                    "not with --hardware or --gpus")
-    p.add_argument("--nodes", type=int, help="number of complete systems with --system")
+    p.add_argument("--nodes", type=field_flag("nodes"), help="number of complete systems with --system")
     p.add_argument("--tp", help="tensor-parallel size: auto (default: every divisor) or N")
     p.add_argument("--context", required=True, help="tokens per sequence: 32768, or 32k / 1m "
                    "(powers of 1024)")
-    p.add_argument("--users", type=int, help="users to serve at once, one resident sequence "
+    p.add_argument("--users", type=field_flag("concurrent_users", "--users"),
+                   help="users to serve at once, one resident sequence "
                    "each (default 1; --concurrent-users of a single plan)")
     p.add_argument("--kv-dtype", help="cache dtype: auto (default), bf16, fp8, ...")
     from ..engines import names
     p.add_argument("--engine", choices=list(names()), help="answer with the engine's own "
                    "pool (as `kvfit MODEL --engine E`)")
-    p.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget")
+    p.add_argument("--utilization", type=field_flag("utilization"),
+                   help="fraction of each GPU's memory to budget")
     p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "
                    "of this organisation or model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; "
                    "any letter case; repeatable)")
@@ -94,23 +96,27 @@ def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
 
 def _check_target(flags: list[str]) -> None:
     """Refuse a bad target once (exit 2), not once per checkpoint."""
-    from ..plan.context import parse_context
+    from ..plan.placements import check_tp
+    from ..plan.request import check_request
     from ..plan.systems import from_request
     from .plan_args import build_parser
     from .request import request_from
 
     req = request_from(vars(build_parser().parse_args(["target", *flags])))
-    if from_request(req) is None:
+    check_request(req)                  # the single plan's own checks, with its words
+    topo = from_request(req)
+    if topo is None:
         raise UsageError("kvfit fit needs the hardware to plan on: --hardware ID|auto "
                          "[--gpus N] or --system ID [--nodes N].",
                          hint="See `kvfit --list-hardware` and `kvfit --list-systems`.")
-    parse_context(req.context)
+    check_tp(req, topo)                 # the same topology for every checkpoint
 
 
 def candidates(ns: argparse.Namespace):
     """Catalog entries (filtered by --family) and local folders, in that order."""
     from ..hub.catalog import catalog_repo_ids
     from ..hub.catalog_info import family_keys, siblings
+    from ..paths import user_path
     from ..plan.fit import Candidate
 
     out = []
@@ -127,7 +133,7 @@ def candidates(ns: argparse.Namespace):
                                  hint=f"Known: {', '.join(known)}.")
         out += [Candidate(r, "catalog", tuple(siblings(r))) for r in ids]
     for raw in ns.paths:
-        path = Path(raw)
+        path = user_path(raw, "checkpoint folder")
         if not path.exists():
             raise UsageError(f"no such checkpoint folder or file: {raw}")
         out.append(Candidate(raw, "local", tuple(siblings(path.resolve().name))))

@@ -86,16 +86,16 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
     report = planned(req, lambda: plan(req))
     if req.json:
         from ..report.jsonout import render_json
-        sys.stdout.write(render_json(report))
+        sys.stdout.write(render_json(report.to_json()))
     else:
         from ..report.text import render_text
         from ..textsafe import escape_controls
         text = render_text(report, verbose=verbose)
         sys.stdout.write(escape_controls(text))   # config text may hold escapes
     code = verdict_code(report)
-    if "engine_check" in report:
+    if report.engine_check:
         from ..preflight import exit_code
-        code, note = exit_code(report["engine_check"], code)
+        code, note = exit_code(report.engine_check, code)
         if note:
             print(note, file=sys.stderr)
     return code

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..numbers import flag
 
 _LATER = "(composed when --help is shown)"
 
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "dtype), bf16, fp16, fp32, fp8, fp8_e4m3, fp8_e5m2, int8, mxfp4, nvfp4")
     g.add_argument("--index-dtype", help="sparse-indexer key dtype (default: same as KV); fp4 where the "
                    "architecture's indexer takes one 4-bit format (DeepSeek-V4: mxfp4)")
-    g.add_argument("--weight-gib", type=float, help="override checkpoint weight size (GiB)")
+    g.add_argument("--weight-gib", type=flag("weight_gib"), help="override checkpoint weight size (GiB)")
     g.add_argument("--cache-layout", help="engine storage layout of the state (see the spec)")
     g.add_argument("--mtp", action="store_true", help="count declared MTP (draft) layers")
     g.add_argument("--offline", action="store_true", help="never contact the Hub (answer from "
@@ -79,22 +80,22 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--verify-headers", action="store_true", help="read the safetensors headers "
                    "(HTTP Range requests on the Hub): tensor bytes per dtype, and refuse "
                    "weights that miss a declared layer")
-    g.add_argument("--timeout", type=float, help="seconds for all of the plan's Hub requests, "
+    g.add_argument("--timeout", type=flag("timeout"), help="seconds for all of the plan's Hub requests, "
                    "counted from kvfit's start (default 10)")
     h = p.add_argument_group("hardware and layout")
     h.add_argument("--hardware", help="accelerator preset (h100-80, b300-288, dgx-spark, ...; "
                    "any letter case), custom:<GiB>, or auto: the local GPUs nvidia-smi reports, "
                    "mapped to their preset (all of them unless --gpus is smaller)")
-    h.add_argument("--gpus", type=int, help="number of accelerators (default 1); with "
+    h.add_argument("--gpus", type=flag("gpus"), help="number of accelerators (default 1); with "
                    "--min-gpus, the largest count tried (default 1024)")
     h.add_argument("--system", help="a complete system preset (dgx-h100, dgx-b300, gb200-nvl72, "
                    "dgx-spark, ...; see --list-systems); not with --hardware or --gpus")
-    h.add_argument("--nodes", type=int, help="number of complete systems with --system "
+    h.add_argument("--nodes", type=flag("nodes"), help="number of complete systems with --system "
                    "(default 1)")
     h.add_argument("--tp", help="tensor-parallel size: auto (every divisor) or N; the other "
                    "GPUs form DP replicas. With --parallelism sglang-dpa / vllm-dp-ep, N is "
                    "also the model-group (EP) size")
-    h.add_argument("--pp", type=int, metavar="N", help="pipeline-parallel stages per replica "
+    h.add_argument("--pp", type=flag("pp"), metavar="N", help="pipeline-parallel stages per replica "
                    "(default 1): each stage holds a contiguous run of decoder layers (the engine's "
                    "split: vLLM's, or SGLang's under --engine sglang), its weights and its "
                    "layers' KV; the fullest stage binds. Layouts become TP x PP x DP (plain TP "
@@ -110,19 +111,23 @@ def build_parser() -> argparse.ArgumentParser:
                    "routed-expert bytes: safetensors headers, a pinned "
                    "checkpoint-tensor-split.json, or the spec's parameters estimate "
                    "(labelled); non-expert tensors are split over each attention group")
-    h.add_argument("--utilization", type=float, help="fraction of each GPU's memory to budget "
+    h.add_argument("--utilization", type=flag("utilization"), help="fraction of each GPU's memory to budget "
                    "(default 0.9)")
-    h.add_argument("--runtime-reserve-gib", type=float, help="fixed GiB per GPU kept out of "
+    h.add_argument("--runtime-reserve-gib", type=flag("runtime_reserve_gib"),
+                   help="fixed GiB per GPU kept out of "
                    "the budget for runtime overheads (default 0)")
     h.add_argument("--memory-basis", choices=["visible", "nominal", "free"], help="budget "
                    "from the memory the driver reports (default; e.g. 275,040 MiB = 268.6 GiB "
                    "for a B300 sold as 288 GB), the nominal size, or (with --hardware auto) the "
                    "memory nvidia-smi reports free on the least free GPU now; unified-memory "
                    "parts use their documented planning default")
-    h.add_argument("--device-memory-gib", type=float, help="memory per accelerator in GiB, "
+    h.add_argument("--device-memory-gib", type=flag("device_memory_gib"),
+                   help="memory per accelerator in GiB, "
                    "overriding both bases")
-    h.add_argument("--concurrent-users", type=int, help="users to serve at once (default 1)")
-    h.add_argument("--active-sequences-per-user", type=int, help="resident full-context "
+    h.add_argument("--concurrent-users", type=flag("concurrent_users"),
+                   help="users to serve at once (default 1)")
+    h.add_argument("--active-sequences-per-user", type=flag("active_sequences_per_user"),
+                   help="resident full-context "
                    "sequences (branches) per user (default 1)")
     h.add_argument("--list-hardware", action="store_true", help="list accelerator presets")
     h.add_argument("--list-systems", action="store_true", help="list system presets with their "
@@ -131,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--systems", nargs="+", metavar="ID", help="search these system families "
                    "for the fewest complete systems that hold the target (not with --hardware, "
                    "--gpus, --system or --nodes)")
-    q.add_argument("--max-nodes", type=int, help="largest node count --systems tries "
+    q.add_argument("--max-nodes", type=flag("max_nodes"), help="largest node count --systems tries "
                    "(default 8)")
     q.add_argument("--max-context", action="store_true", help="the longest context (up to "
                    "--context, default the declared maximum) at which the target still fits, "
@@ -180,9 +185,10 @@ def _check_args(p: argparse.ArgumentParser) -> None:
                    "parse the config and resolve its class (no weights, no allocation); load: "
                    "start the engine on a CUDA host, download missing weights and generate one "
                    "token")
-    c.add_argument("--engine-timeout", type=float, metavar="SECONDS", help="stop a probe after "
+    c.add_argument("--engine-timeout", type=flag("engine_timeout"), metavar="SECONDS",
+                   help="stop a probe after "
                    "this many seconds (default 300); a timeout exits 2")
-    c.add_argument("--engine-tp", type=int, metavar="N", help="tensor-parallel size the engine "
+    c.add_argument("--engine-tp", type=flag("engine_tp"), metavar="N", help="tensor-parallel size the engine "
                    "is checked at (default: --tp, else --gpus, else 1)")
     c.add_argument("--require-engine-pass", action="store_true", help="exit 3 unless every "
                    "requested engine gets preflight-pass (or smoke-pass with load)")

@@ -123,6 +123,9 @@ def read_preset(path: Path, for_calibration: bool = False) -> tuple[dict, dict[s
     except RecursionError:        # tomllib recurses per nested array or inline table
         raise UsageError(f"preset {where} nests arrays or tables too deeply to be a "
                          "preset.") from None
+    except ValueError:            # tomllib's int() of a number over 4,300 digits
+        raise UsageError(f"preset {where} holds a number too long to be a preset "
+                         "value.") from None
     lines = key_lines(text)
 
     def at(name: str) -> str:
@@ -241,6 +244,8 @@ def explained(origins: dict[str, str], cli: dict, values: dict):
     try:
         yield
     except KvfitError as err:
+        from ..numbers import shown as quote
+
         found = []
         for key, origin in origins.items():
             if key in cli or key not in values or origin in err.message:
@@ -250,7 +255,7 @@ def explained(origins: dict[str, str], cli: dict, values: dict):
             quoted = isinstance(value, (str, int, float)) and not isinstance(value, bool) and \
                 len(str(value)) > 1 and f"'{value}'" in err.message
             if flag or quoted:
-                found.append(f"{origin} = {value!r}"
+                found.append(f"{origin} = {quote(value)}"
                              + (f" (read as {flag_of(key)})" if flag else ""))
         if found:
             err.message = f"{'; '.join(found)}: {err.message}"

@@ -51,7 +51,7 @@ def planned(req, run):
 FITS, NOT_MET, NOT_JUDGED = 0, 1, 5
 
 
-def verdict_code(report: dict) -> int:
+def verdict_code(report) -> int:
     """0 the target fits; 1 it does not (or nothing fits); 5 the fit could not be judged
     (weights unknown, or no hardware given: a state-only report)."""
-    return {True: FITS, False: NOT_MET}.get(report["fits"], NOT_JUDGED)
+    return {True: FITS, False: NOT_MET}.get(report.fits, NOT_JUDGED)

@@ -23,22 +23,22 @@ def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
     axes = sweep.parse_axes(specs, flags, vars(req)) if specs else []
     if axes:
         report = planned(req, lambda: sweep.run(req, axes))
-        cells, code = report["sweep"]["cells"], report["sweep"]["exit_code"]
+        cells, code = report.sweep.cells, report.sweep.exit_code
     else:
         from ..plan.build import plan
         report = planned(req, lambda: plan(req))
         cells, code = [sweep.cell_result(report, {})], verdict_code(report)
-        if "engine_check" in report:
+        if report.engine_check:
             from ..preflight import exit_code
-            code, note = exit_code(report["engine_check"], code)
+            code, note = exit_code(report.engine_check, code)
             if note:
                 print(note, file=sys.stderr)
     if target is not None:
         from ..report.plot import write_plot
-        write_plot(*target, report, cells, report.get("sweep", {}).get("axes", []))
+        write_plot(*target, report, cells, report.sweep.axes if report.sweep else ())
     if req.json:
         from ..report.jsonout import render_json
-        sys.stdout.write(render_json(report))
+        sys.stdout.write(render_json(report.to_json()))
     else:
         from ..textsafe import escape_controls
         if axes:

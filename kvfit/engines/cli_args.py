@@ -120,7 +120,9 @@ def engine_args(parser: argparse.ArgumentParser, with_engine: bool = True) -> No
         if kind == "bool":
             g.add_argument(name, action="store_true", default=S, help=text)
         else:
-            g.add_argument(name, type=kind, default=S, help=text)
+            from ..numbers import any_real, any_whole
+            convert = {int: any_whole, float: any_real}.get(kind)
+            g.add_argument(name, type=convert(name) if convert else kind, default=S, help=text)
 
 
 def pop_engine_args(ns: dict) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UsageError
 from .common import GIB, MIB, Inputs
 from .logparse import LogFacts, parse
 from .registry import predict_inputs, resolve_version
@@ -127,6 +127,7 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
     fl = _flags(facts, flags or {})
     tp_basis = "user" if tp else ("log" if facts.tp else "assumed")
     tp = tp or facts.tp or 1
+    _check_ranks(facts, tp, tp_basis)
     context = int(fl.get("max_model_len") or 0)
     cap = _capability(hardware)
     mtp = _speculative(facts, flags or {})[1]
@@ -152,6 +153,25 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
             "prediction": end_to_end}
 
 
+def _check_ranks(facts: LogFacts, tp: int, basis: str) -> None:
+    """Refuse a TP the log's own rank names contradict (a prediction at the wrong TP puts the
+    whole model on one rank: negative KV memory), and refuse to assume TP=1 for a vLLM log
+    written by its worker processes (Worker_TP<n>: a tensor-parallel run)."""
+    named = facts.max_rank
+    if named is None:
+        return
+    if basis == "assumed" and facts.engine == "vllm":
+        raise UsageError(f"the log's lines come from vLLM's worker processes (up to "
+                         f"Worker_TP{named}), so the run was tensor-parallel, but the log does "
+                         "not state its size; kvfit will not guess it.",
+                         hint="Pass --tp N (the run's --tensor-parallel-size).")
+    if named >= tp:
+        where = {"user": "--tp", "log": "the log's arguments", "assumed": "assumed"}[basis]
+        raise UsageError(f"the log names tensor-parallel rank {named}, beyond TP={tp} "
+                         f"({where}); kvfit will not predict at a TP the log contradicts.",
+                         hint="Pass --tp N with the run's tensor-parallel size.")
+
+
 def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
             log_weights: bool = True) -> Inputs:
     from ..hardware.presets import find_accelerator
@@ -169,7 +189,8 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
     free = None
     if "avail_after_load_gib" in p and "weights_gib" in p:
         free = int((p["avail_after_load_gib"] + p["weights_gib"]) * GIB)
-    graphs = (p["graphs_piecewise"], p["graphs_full"]) if "graphs_full" in p else None
+    graphs = ((p["graphs_piecewise"], p["graphs_full"])
+              if "graphs_full" in p and "graphs_piecewise" in p else None)   # a log cut short
     return Inputs(state.components, tp, context, w, visible, weights_basis=w_basis,
                   weights_packed=packed, total_bytes=total, total_basis=basis,
                   free_before_load_bytes=free, quant=state.quant, vocab=state.vocab,

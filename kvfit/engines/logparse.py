@@ -82,7 +82,53 @@ _VLLM_MARKS = ("Available KV cache memory", "GPU KV cache size", "Maximum concur
                "num_gpu_blocks is", "EngineCore", "vllm")
 _SGLANG_MARKS = ("KV Cache is allocated", "max_total_num_tokens=", "server_args=ServerArgs",
                  "Load weight end", "sliding window memory pool", "Memory pool end")
-_RANK = re.compile(r"(?:Worker_TP|\bTP)(\d+)")
+# "Worker_TP3" or a word "TP3" ("[... TP3]"); the prefix is checked by read_lines, so the
+# search starts at a literal (fast over a whole log). No rank of 5,000 digits is read.
+_RANK = re.compile(r"TP([0-9]{1,5})(?![0-9])", re.ASCII)
+# Literal text each pattern needs (any one of): a line holding none of a pattern's keys is
+# not searched with it, so a log of a million request lines is read at the speed of `in`.
+KEYS = {
+    "version": ("version ", "V1 LLM engine (v"), "model": ("█",),
+    "architecture": ("Resolved architecture: ", "Load weight end."),
+    "max_model_len": ("Using max model len ",), "max_num_batched_tokens": ("max_num_batched_tokens",),
+    "max_num_seqs": ("Defaulting max_num_seqs to ",),
+    "gpu_memory_utilization": ("Requested memory: ", "--gpu-memory-utilization=",
+                               "Desired GPU memory utilization is ("),
+    "total_gib": ("total_memory=", "Free memory on device ("),
+    "requested_gib": ("Requested memory: ", "Desired GPU memory utilization is ("),
+    "free_at_start_gib": ("Initial free memory: ", "free_memory=", "Free memory on device ("),
+    "weights_gib": ("weights memory: ", "Model loading took ", "Actual usage is ",
+                    "Load weight end."),
+    "activation_gib": ("torch peak memory increase: ", " GiB for peak activation"),
+    "non_torch_gib": ("non-torch forward increase memory: ", " GiB for non-torch memory"),
+    "non_kv_gib": ("Total non KV cache memory: ",),
+    "cudagraph_gib": ("Estimated CUDA graph memory: ",),
+    "available_gib": ("Available KV cache memory: ",), "kv_tokens": ("KV cache size: ",),
+    "concurrency_len": ("Maximum concurrency for ",), "concurrency": ("Maximum concurrency for ",),
+    "num_gpu_blocks": ("num_gpu_blocks is: ", "# GPU blocks: "),
+    "padding_layers": (" padding layers",),
+    "attention_block_size": ("Setting attention block size to ",),
+    "recurrent_padding_percent": ("Padding mamba page size by ",),
+    "dcp": ("Multiplying the GPU KV cache size by the dcp_world_size ",),
+    "graphs_piecewise": ("PIECEWISE=", "Estimated PIECEWISE CUDA graph memory: "),
+    "graphs_full": ("FULL=", "Estimated FULL CUDA graph memory: "),
+    "refusal_len": ("To serve at least one request with the model",),
+    "avail_after_load_gib": ("Load weight end.",), "full_tokens": ("full_layer_tokens=",),
+    "swa_tokens": ("swa_layer_tokens=",), "pool_tokens": ("KV Cache is allocated.",),
+    "k_gib": ("KV Cache is allocated.",), "v_gib": ("KV Cache is allocated.",),
+    "kv_gib": ("KV Cache is allocated.",), "pool_end_avail_gib": ("Memory pool end.",),
+    "max_total_num_tokens": ("max_total_num_tokens=",),
+    "max_running_requests": ("max_running_requests=",), "context_len": ("context_len=",),
+    "mamba_cache_size": ("max_mamba_cache_size: ",),
+}
+_ARGS_KEYS = ("non-default args: ", "server_args=ServerArgs(")
+# Fewer, shorter strings, one of which every key holds (tests/test_explain_log_bounds.py
+# checks): the whole log is searched for these, and only the lines found for the keys.
+ANCHORS = ("version", "LLM engine", "█", "architecture", "Load weight", "max", "emory",
+           "Model loading", "Actual usage", "activation", "KV cache", "KV Cache", "concurrency",
+           "GPU blocks", "num_gpu_blocks", "adding", "block size", "PIECEWISE", "FULL=",
+           "To serve", "layer_tokens", "context_len", "non-default args", "ServerArgs")
+MAX_LINE_CHARS = 1 << 16      # a start-up line is far shorter; a longer one is read cut here
 
 
 @dataclass(slots=True)
@@ -94,6 +140,7 @@ class LogFacts:
     model: str | None = None
     architecture: str | None = None
     tp: int | None = None
+    max_rank: int | None = None     # the highest TP rank a line prefix names (Worker_TP3, TP3)
     flags: dict = field(default_factory=dict)
     printed: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
@@ -136,6 +183,8 @@ def _printed_ok(name: str, value) -> bool:
 def _scan(lines: list[str], table: dict, facts: LogFacts) -> None:
     for line in lines:
         for name, pattern in table.items():
+            if not any(k in line for k in KEYS[name]):
+                continue
             m = re.search(pattern, line)
             if not m:
                 continue
@@ -217,10 +266,10 @@ def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def detect(text: str) -> str:
-    """'vllm' or 'sglang'; UsageError naming the lines looked for when it is neither."""
-    s = sum(m in text for m in _SGLANG_MARKS)
-    v = sum(m in text for m in _VLLM_MARKS)
+def detect(text: str, marks: tuple[int, int] | None = None) -> str:
+    """'vllm' or 'sglang'; UsageError naming the lines looked for when it is neither.
+    marks: (SGLang, vLLM) marks already counted (read_lines), instead of `text`."""
+    s, v = marks or (sum(m in text for m in _SGLANG_MARKS), sum(m in text for m in _VLLM_MARKS))
     if not s and not v:
         raise UsageError("this is not a vLLM or SGLang start-up log kvfit can read: it has none "
                          f"of the lines {', '.join(repr(m) for m in _VLLM_MARKS[:4])} (vLLM) or "
@@ -229,11 +278,54 @@ def detect(text: str) -> str:
     return "sglang" if s > v else "vllm"
 
 
-def parse(text: str) -> LogFacts:
-    """Parse a start-up log (UsageError when it is not one, or has no capacity lines)."""
-    engine = detect(text)
-    lines = text.splitlines()
-    facts = LogFacts(engine)
+MAX_KEPT_LINES = 100_000       # lines that look like start-up lines; a start-up log has ~1,000
+
+
+def _key_lines(chunk: str, keys: tuple[str, ...]) -> list[str]:
+    """The lines of `chunk` holding any of `keys`, in order (str.find over the whole chunk:
+    a line that holds none costs no Python work)."""
+    spans = set()
+    for key in keys:
+        i = chunk.find(key)
+        while i != -1:
+            start = chunk.rfind("\n", 0, i) + 1
+            end = chunk.find("\n", i)
+            end = len(chunk) if end == -1 else end
+            spans.add((start, end))
+            i = chunk.find(key, end)
+    return [chunk[a:min(b, a + MAX_LINE_CHARS)] for a, b in sorted(spans)]
+
+
+def read_lines(chunks) -> tuple[list[str], tuple[int, int], int | None]:
+    """One pass over a log given as text chunks, each a whole number of lines (a file is
+    streamed): (the lines a pattern or the engine arguments may need, each cut at
+    MAX_LINE_CHARS; how many of each engine's marks were seen (SGLang, vLLM); the highest TP
+    rank a line prefix names). UsageError past MAX_KEPT_LINES such lines."""
+    keys = tuple({k for ks in KEYS.values() for k in ks} | set(_ARGS_KEYS))
+    kept, seen, rank = [], set(), None
+    for chunk in chunks:
+        kept += [line for line in _key_lines(chunk, ANCHORS) if any(k in line for k in keys)]
+        if len(kept) > MAX_KEPT_LINES:
+            raise UsageError(f"this log has more than {MAX_KEPT_LINES:,} lines that look like "
+                             "engine start-up lines; a start-up log has about a thousand.",
+                             hint="Pass the start-up part only: from the launch to the "
+                                  "KV-cache lines.")
+        seen.update(m for m in (*_SGLANG_MARKS, *_VLLM_MARKS) if m not in seen and m in chunk)
+        for m in _RANK.finditer(chunk):
+            before = chunk[max(0, m.start() - 7):m.start()]
+            if before == "Worker_" or not (before[-1:].isascii() and before[-1:].isalnum()
+                                           or before[-1:] == "_"):
+                rank = int(m.group(1)) if rank is None else max(rank, int(m.group(1)))
+    marks = (sum(m in seen for m in _SGLANG_MARKS), sum(m in seen for m in _VLLM_MARKS))
+    return kept, marks, rank
+
+
+def parse(text) -> LogFacts:
+    """Parse a start-up log, given as text or as text chunks of whole lines (UsageError when
+    it is not one, or has no capacity lines)."""
+    lines, marks, rank = read_lines([text] if isinstance(text, str) else text)
+    engine = detect("", marks)
+    facts = LogFacts(engine, max_rank=rank)
     _scan(lines, VLLM if engine == "vllm" else SGLANG, facts)
     (_vllm_args if engine == "vllm" else _sglang_args)(lines, facts)
     _check_flags(facts.flags)
@@ -241,9 +333,8 @@ def parse(text: str) -> LogFacts:
     for key in ("version", "model", "architecture"):
         setattr(facts, key, p.pop(key, None))
     facts.model = facts.flags.get("model") or facts.flags.get("model_path") or facts.model
-    ranks = {int(r) for line in lines for r in _RANK.findall(line)}
     tp = facts.flags.get("tensor_parallel_size") or facts.flags.get("tp_size")
-    facts.tp = int(tp) if tp else (max(ranks) + 1 if ranks and max(ranks) > 0 else None)
+    facts.tp = int(tp) if tp else (rank + 1 if rank and engine == "sglang" else None)
     _require(facts)
     return facts
 

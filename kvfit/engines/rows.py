@@ -109,7 +109,8 @@ def sglang_rows(facts, e2e: dict) -> list[dict]:
     cell = (cells["swa_bytes_per_token"] if swa_pool else cells["full_bytes_per_token"])["value"]
     printed_cell = round(pool * GIB / (p["pool_tokens"] + page)) if pool and "pool_tokens" in p \
         else None
-    free = p["avail_after_load_gib"] + p["weights_gib"] if "avail_after_load_gib" in p else None
+    free = (p["avail_after_load_gib"] + p["weights_gib"]
+            if "avail_after_load_gib" in p and "weights_gib" in p else None)   # a line cut short
     full = p.get("full_tokens") or p.get("max_total_num_tokens") or (
         None if swa_pool else p.get("pool_tokens"))
     rows = [_row("mem_fraction_static", flags.get("mem_fraction_static"), e2e["mem_fraction_static"],

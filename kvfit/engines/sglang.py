@@ -56,6 +56,12 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
     if gpu_mib / 1024 > rules["reserve_floor_above_gib"]:
         reserved = max(reserved, rules["reserve_floor_mib"])
     value = round((gpu_mib - reserved) / gpu_mib, 3)
+    if value <= 0:           # SGLang's own rule gives no static memory: it cannot start
+        from ..errors import UsageError
+        raise UsageError(f"SGLang reserves {reserved:,.0f} MiB of each GPU before its static "
+                         f"memory, more than the {gpu_mib:,} MiB planned on, so its "
+                         f"mem_fraction_static would be {value:g} and it cannot start.",
+                         hint="Plan on a GPU with more memory, or pass --mem-fraction-static.")
     graphs = f"decode graphs up to {max_bs}" + ("" if prefill else
                                                  f"; no prefill graph: {prefill_why}")
     basis = rules.basis("mem_fraction_rule") + (f" (reserve {reserved:,.0f} MiB of {gpu_mib:,} "

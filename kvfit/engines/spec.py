@@ -25,7 +25,7 @@ def parse_version(text: str) -> Version | None:
     release candidate of 0.34 comes after 0.33 and before 0.34.0."""
     try:
         return Version(str(text).strip())
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):   # ValueError: a part of over 4,300 digits
         return None
 
 
@@ -165,7 +165,8 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     if not blocks:
         ranges = ", ".join(b["versions"] for b in spec["versions"])
         newer = vt is not None and vt > newest_vt
-        raise UsageError(f"{engine} {version}: kvfit has no rules for this version"
+        shown = version if len(str(version)) <= 64 else f"{str(version)[:48]}... (too long)"
+        raise UsageError(f"{engine} {shown}: kvfit has no rules for this version"
                          + (" (--engine-strict refuses to extrapolate)." if newer else "."),
                          hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one"
                          + ("" if newer else "; a version newer than all of them is planned "

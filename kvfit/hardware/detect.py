@@ -50,38 +50,113 @@ class Gpu:
     free_mib: int | None
 
 
-def _mib(text: str) -> int | None:
+MAX_OUTPUT_BYTES = 1 << 20   # about 100 bytes a GPU: 10,000 GPUs' worth
+MAX_GPUS = 4096
+MAX_MIB = 100_000 * 1024     # 100,000 GiB: far beyond any accelerator
+_NOT_REPORTED = re.compile(r"\[[A-Za-z /]{1,40}\]")     # [N/A], [Not Supported], ...
+
+
+def _mib(text: str, line: str) -> int | None:
+    """A memory figure in MiB (None where nvidia-smi says [N/A]); exit 2 on anything else."""
+    from ..numbers import parse_real, shown
+
     text = text.strip()
-    return int(float(text)) if re.fullmatch(r"\d+(\.\d+)?", text) else None
+    if _NOT_REPORTED.fullmatch(text):
+        return None
+    value = parse_real(text) if re.fullmatch(r"[0-9]{1,12}(\.[0-9]{1,6})?", text) else None
+    if value is None or value > MAX_MIB:
+        raise UsageError(f"--hardware auto: nvidia-smi's line {shown(line)} gives the memory "
+                         f"figure {shown(text)}, not a number of MiB from 0 to {MAX_MIB:,}.",
+                         hint=NO_TOOL_HINT)
+    return int(value)
+
+
+def _run(tool: str, timeout: float) -> tuple[int, bytes, bytes]:
+    """(exit code, stdout, stderr) of nvidia-smi, each stream read up to MAX_OUTPUT_BYTES and
+    the whole run within `timeout` seconds; the tool is killed past either bound."""
+    import os
+    import selectors
+    import subprocess
+    import time
+
+    try:
+        proc = subprocess.Popen([tool, *QUERY], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise UsageError(f"--hardware auto: nvidia-smi did not start ({exc.strerror}).",
+                         hint=NO_TOOL_HINT) from None
+    got = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    deadline = time.monotonic() + timeout
+    problem = None
+    try:
+        with selectors.DefaultSelector() as sel:
+            for stream in got:
+                sel.register(stream, selectors.EVENT_READ)
+            while sel.get_map() and problem is None:
+                left = deadline - time.monotonic()
+                ready = sel.select(left) if left > 0 else []
+                if not ready:
+                    problem = f"did not answer within {timeout:g} s"
+                for key, _ in ready:
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                    elif len(got[key.fileobj]) + len(chunk) > MAX_OUTPUT_BYTES:
+                        problem = f"printed more than {MAX_OUTPUT_BYTES:,} bytes"
+                    else:
+                        got[key.fileobj] += chunk
+        if problem is None:
+            try:
+                code = proc.wait(max(deadline - time.monotonic(), 0.05))
+            except subprocess.TimeoutExpired:
+                problem = f"did not exit within {timeout:g} s"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    if problem is not None:
+        raise UsageError(f"--hardware auto: nvidia-smi {problem}; kvfit stopped it.",
+                         hint=NO_TOOL_HINT)
+    return code, bytes(got[proc.stdout]), bytes(got[proc.stderr])
 
 
 def query(timeout: float = 15.0) -> list[Gpu]:
     """The local GPUs as nvidia-smi reports them (exit 2 when it cannot answer)."""
     import shutil
-    import subprocess
 
     tool = shutil.which("nvidia-smi")
     if tool is None:
         raise UsageError(NO_TOOL, hint=NO_TOOL_HINT)
+    return read_output(*_run(tool, timeout))
+
+
+def read_output(code: int, out: bytes, err: bytes) -> list[Gpu]:
+    """The GPUs in nvidia-smi's output (its exit code, stdout and stderr bytes), or exit 2."""
+    from ..numbers import shown
+
     try:
-        done = subprocess.run([tool, *QUERY], capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"--hardware auto: nvidia-smi did not answer ({exc}).",
-                         hint=NO_TOOL_HINT) from None
-    lines = [x for x in done.stdout.splitlines() if x.strip()]
-    if done.returncode != 0 or not lines:
-        said = (done.stderr or done.stdout).strip().splitlines()
+        stdout = out.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("--hardware auto: nvidia-smi printed bytes that are not UTF-8 text, "
+                         "so kvfit cannot read its GPU list.", hint=NO_TOOL_HINT) from None
+    lines = [x for x in stdout.splitlines() if x.strip()]
+    if code != 0 or not lines:
+        said = (err.decode("utf-8", "replace") or stdout).strip().splitlines()
         raise UsageError("--hardware auto: nvidia-smi found no usable GPU (exit "
-                         f"{done.returncode}{': ' + said[0] if said else ''}).",
+                         f"{code}{': ' + said[0][:200] if said else ''}).",
                          hint=NO_TOOL_HINT)
+    if len(lines) > MAX_GPUS:
+        raise UsageError(f"--hardware auto: nvidia-smi lists {len(lines):,} lines, more GPUs "
+                         f"than kvfit plans on one host ({MAX_GPUS:,}).", hint=NO_TOOL_HINT)
     gpus = []
     for i, line in enumerate(lines):
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) != 3 or not parts[0]:
-            raise UsageError(f"--hardware auto: cannot read nvidia-smi's line {line!r} "
+        if len(parts) != 3 or not parts[0] or len(parts[0]) > 200:
+            raise UsageError(f"--hardware auto: cannot read nvidia-smi's line {shown(line)} "
                              "(expected name, memory.total, memory.free).", hint=NO_TOOL_HINT)
-        gpus.append(Gpu(i, parts[0], _mib(parts[1]), _mib(parts[2])))
+        gpus.append(Gpu(i, parts[0], _mib(parts[1], line), _mib(parts[2], line)))
     return gpus
 
 
@@ -114,6 +189,16 @@ def detect(gpus: list[Gpu] | None = None) -> dict:
         gpus, source, tool = query_any()
     else:
         source, tool = "nvidia-smi", "nvidia-smi " + " ".join(QUERY)
+    for g in gpus:
+        if any(v is not None and not 0 <= v <= MAX_MIB for v in (g.total_mib, g.free_mib)):
+            raise UsageError(f"--hardware auto: {source} reports a memory figure for GPU "
+                             f"{g.index} that is not a number of MiB from 0 to {MAX_MIB:,}.",
+                             hint=NO_TOOL_HINT)
+        if g.total_mib is not None and g.free_mib is not None and g.free_mib > g.total_mib:
+            raise UsageError(f"--hardware auto: {source} reports {g.free_mib:,} MiB free of "
+                             f"{g.total_mib:,} MiB total on GPU {g.index}; free memory cannot "
+                             "exceed the total, so kvfit does not trust these figures.",
+                             hint=NO_TOOL_HINT)
     names = sorted({g.name for g in gpus})
     seen = [{"index": g.index, "name": g.name, "total_mib": g.total_mib,
              "free_mib": g.free_mib, "preset": preset_for(g.name)} for g in gpus]
@@ -131,6 +216,12 @@ def detect(gpus: list[Gpu] | None = None) -> dict:
                          "memory in GiB) or a preset id from `kvfit --list-hardware`.")
     acc = find_accelerator(preset)
     free = [g.free_mib for g in gpus]
+    most = max((f for f in free if f is not None), default=None)
+    if most is not None and acc.visible_mib and most > acc.visible_mib:
+        raise UsageError(f"--hardware auto: {source} reports {most:,} MiB free on a GPU it "
+                         f"names '{names[0]}', whose preset {acc.id} has {acc.visible_mib:,} MiB "
+                         "in all; free memory cannot exceed the card's total, so kvfit does "
+                         "not trust these figures.", hint=NO_TOOL_HINT)
     out = {"tool": tool, "source": source, "gpus": seen, "count": len(gpus),
            "name": names[0], "preset": acc.id, "total_mib": total,
            "free_mib": None if None in free else min(free), "unified": acc.unified,

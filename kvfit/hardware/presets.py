@@ -81,11 +81,14 @@ def accelerators() -> dict[str, Accelerator]:
 
 def find_accelerator(text: str) -> Accelerator:
     """Look up a preset id/alias, or build `custom:<GiB>`."""
-    m = re.fullmatch(r"custom:(\d+(?:\.\d+)?)", text.strip())
+    m = re.fullmatch(r"custom:(.*)", text.strip(), re.DOTALL)
     if m:
-        gib = float(m.group(1))
-        if not 0 < gib <= 100_000:
-            raise UsageError(f"--hardware {text}: the size must be between 0 and 100000 GiB.")
+        from ..numbers import parse_real, shown
+
+        gib = parse_real(m.group(1)) if re.fullmatch(r"[0-9.]+", m.group(1)) else None
+        if gib is None or not 0 < gib <= 100_000:
+            raise UsageError(f"--hardware {shown(text)}: the size must be a number of GiB "
+                             "above 0 and at most 100000 (custom:96).")
         return Accelerator(text, f"custom accelerator with {gib:g} GiB", (), gib, None, None,
                            False, None)
     table = accelerators()

@@ -1,4 +1,4 @@
-"""The one straight road: metadata -> spec -> state -> weights -> placements -> report dict."""
+"""The one straight road: metadata -> spec -> state -> weights -> placements -> Report."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
+from ..report.model import Dtype, Dtypes, Report, freeze
 from ..report.words import gib
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -16,7 +17,7 @@ from .capacity import Capacity
 from .context import parse_context
 from .draft import speculative_draft
 from .ownership import pinned_weights
-from .request import DEFAULT_UTILIZATION, PlanRequest
+from .request import DEFAULT_UTILIZATION, PlanRequest, check_request
 from .sections import (
     architecture_section,
     model_section,
@@ -311,8 +312,9 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
         "hypothetical": declared is not None and ctx > declared,
         **({"rope_scaling": rope.section()} if rope is not None else {}),
         "kv_dtype": kv.name,
-        "dtypes": {k: {"name": d.name, "bytes_per_value": str(d.bytes), "provenance": d.provenance,
-                       "note": d.note} for k, d in (("kv", kv), ("index", index), ("model", model))},
+        "dtypes": Dtypes(**{k: Dtype(name=d.name, bytes_per_value=str(d.bytes),
+                                     provenance=d.provenance, note=d.note)
+                            for k, d in (("kv", kv), ("index", index), ("model", model))}),
         "quantization": quant, "capacity_model": cap.section(),
     }
     if headers is not None:
@@ -321,28 +323,25 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
 
 
 def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
-         prepared=None, compare_bases: bool = True) -> dict:
-    """Run a plan and return the JSON-ready report.
+         prepared=None, compare_bases: bool = True) -> Report:
+    """Run a plan and return its frozen Report (kvfit.report.model).
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
-    "print_command"} merged into the request. With an engine, its prediction is the capacity
-    of every layout (kvfit.plan.capacity); with --print-command the report carries the launch
-    command of the recommended layout. With --check-engine the report gains `engine_check`.
+    "print_command"} merged into the request; its prediction is then every layout's capacity.
     meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
     resolves the checkpoint once for all its cells). prepared (optional): a
     kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
-    compare_bases=False (for callers that read only the verdict): a placement report does not
-    evaluate the other memory basis and has no memory_basis_comparison.
+    compare_bases=False (for callers that read only the verdict): no memory_basis_comparison.
     """
     from ..preflight.options import engine_check
 
     if engine:
         req = replace(req, engine=engine.get("engine") or engine.get("print_command"),
-                      engine_version=engine.get("version"),
-                      engine_flags=dict(engine.get("flags") or {}),
+                      engine_version=engine.get("version"), engine_flags=dict(engine.get("flags") or {}),
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
-    check = engine_check(req)          # validate --check-engine options before any work
+    check_request(req)                 # the plan's numbers, then --check-engine, before any work
+    check = engine_check(req)
     warnings: list[str] = []
     from ..hardware.presets import alias_note
 
@@ -379,12 +378,12 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     if req.print_command:
         from .launch import launch_command
         report["engine_command"] = launch_command(req, m, report)
-    report["suggestions"] = []
-    if report["fits"] is False and req.suggest and report.get("hardware"):
+    from .assemble import assemble
+    out = assemble(report | {"suggestions": [], "warnings": warnings})
+    if out.fits is False and req.suggest and out.hardware:
         from .suggest import suggestions
-        report["suggestions"] = suggestions(req, m, report, plan, asked)
+        out = replace(out, suggestions=suggestions(req, m, out, plan, asked))
     if check is not None:
         from ..preflight import run_check
-        report["engine_check"] = run_check(check, req, m.meta, report)
-    report["warnings"] = warnings
-    return report
+        out = replace(out, engine_check=freeze(run_check(check, req, m.meta, out)))
+    return replace(out, warnings=tuple(warnings))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import KvfitError
+from ..report.model import ABSENT
 from ..textsafe import safe
 from .request import PlanRequest
 
@@ -34,38 +35,38 @@ def _one_line(text: str) -> str:
     return safe(" ".join(str(text).split()), keep_newlines=False)
 
 
-def _weights(report: dict) -> dict:
-    w = report["weights"]
-    return {"bytes": w["bytes"], "source": w["source"],
-            "basis": WEIGHT_BASIS.get(w["source"], w["source"]), "detail": w["detail"]}
+def _weights(report) -> dict:
+    w = report.weights
+    return {"bytes": w.bytes, "source": w.source,
+            "basis": WEIGHT_BASIS.get(w.source, w.source), "detail": w.detail}
 
 
-def _reason(report: dict, status: str, layout: dict | None) -> str:
+def _reason(report, status: str, layout) -> str:
     """One line: why the row has its status (the recommended layout's own reason)."""
-    layout = layout or next(iter(report.get("layouts") or ()), None)
-    if layout is not None and layout.get("reason"):
-        return _one_line(layout["reason"])
+    layout = layout or next(iter(report.layouts), None)
+    if layout is not None and layout.reason:
+        return _one_line(layout.reason)
     if status == NOT_JUDGED:
         return "weight bytes unknown: no weight files, index or config estimate"
     return "no layout could be planned"
 
 
-def row_of(cand: Candidate, report: dict, code: int) -> dict:
+def row_of(cand: Candidate, report, code: int) -> dict:
     """The fit row of one finished plan (its exit code as a single plan would return it)."""
-    from .layouts import recommended_layout
-
     status = {0: FITS, 1: DOES_NOT_FIT}.get(code, NOT_JUDGED)
-    best = recommended_layout(report)
-    rec = report.get("recommended") or {}
+    best, rec = report.chosen, report.recommended
+    short = None
+    if rec:
+        short = {k: v for k, v in (("id", rec.id), ("label", rec.label), ("tp", rec.tp),
+                                   ("dp", rec.dp), ("placement", rec.placement)) if v is not ABSENT}
     return {"model": cand.model, "origin": cand.origin, "status": status, "exit_code": code,
             "reason": _reason(report, status, best),
-            "max_sequences": rec.get("max_sequences"),
-            "max_users": best.get("max_users") if best else None,
-            "recommended": ({k: rec[k] for k in ("id", "label", "tp", "dp", "placement")
-                             if k in rec} or None),
+            "max_sequences": rec.max_sequences if rec else None,
+            "max_users": (best.max_users or None) if best else None,
+            "recommended": short,
             "weights": _weights(report), "siblings": list(cand.siblings),
-            "revision": report["model"].get("revision"),
-            "architecture": report["architecture"].get("id")}
+            "revision": report.model.revision,
+            "architecture": report.architecture.id}
 
 
 def refused_row(cand: Candidate, err: KvfitError) -> dict:
@@ -77,13 +78,13 @@ def refused_row(cand: Candidate, err: KvfitError) -> dict:
             "architecture": None}
 
 
-def target_of(report: dict) -> dict:
+def target_of(report) -> dict:
     """What every plan was asked (the same in each report): hardware, context and target."""
-    hw = report.get("hardware") or {}
+    hw = report.hardware.to_json() if report.hardware else {}
     keys = ("id", "name", "gpus", "system", "nodes", "budget_bytes_per_gpu", "utilization")
-    return {"hardware": {k: hw.get(k) for k in keys}, "context_tokens": report["context_tokens"],
-            "target": report.get("target"),
-            "capacity_model": (report.get("capacity_model") or {}).get("label")}
+    return {"hardware": {k: hw.get(k) for k in keys}, "context_tokens": report.context_tokens,
+            "target": report.target.to_json() if report.target else None,
+            "capacity_model": report.capacity_model.label}
 
 
 def _rank(row: dict) -> tuple:

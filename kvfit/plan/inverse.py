@@ -12,7 +12,9 @@ on which some layout holds the target; the report is drawn at that count.
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..report.model import ContextRow, Inverse, LayoutSummary
 from . import placements, systems
+from .assemble import build
 from .sections import state_sections
 
 DEFAULT_MAX_GPUS = 1024
@@ -60,11 +62,11 @@ def max_context(req, m, warnings: list[str]) -> dict:
         best = _longest(lambda c, i=lid: _fits_by_id(req, m, topo, b, required, c,
                                                      memo)[i]["fits"] is True, m.ctx)
         lay = _fits_by_id(req, m, topo, b, required, best or m.ctx, memo)[lid]
-        rows.append({"id": lid, "label": lay["label"], "placement": lay["placement"],
-                     "max_context_tokens": best,
-                     "max_sequences": lay["max_sequences"] if best else None})
-    answered = [r for r in rows if r["max_context_tokens"]]
-    top = max((r["max_context_tokens"] for r in answered), default=None)
+        rows.append(ContextRow(id=lid, label=lay["label"], placement=lay["placement"],
+                               max_context_tokens=best,
+                               max_sequences=lay["max_sequences"] if best else None))
+    answered = [r for r in rows if r.max_context_tokens]
+    top = max((r.max_context_tokens for r in answered), default=None)
     ctx = top or m.ctx
     comps = m.at(ctx)
     report = state_sections(m, comps, ctx) | placements.plan_placements(req, m, topo, warnings,
@@ -73,11 +75,11 @@ def max_context(req, m, warnings: list[str]) -> dict:
         report["context_source"] = (f"--max-context: the longest context (1..{m.ctx:,}) at "
                                     "which the target still fits")
     report["fits"] = top is not None
-    report["inverse"] = {"question": "max_context", "upper_bound_tokens": m.ctx,
-                         "required_sequences": required, "per_layout": rows,
-                         "max_context_tokens": top,
-                         "best": next((r for r in answered if r["max_context_tokens"] == top),
-                                      None)}
+    report["inverse"] = Inverse(question="max_context", upper_bound_tokens=m.ctx,
+                                required_sequences=required, per_layout=tuple(rows),
+                                max_context_tokens=top,
+                                best=next((r for r in answered if r.max_context_tokens == top),
+                                          None))
     return report
 
 
@@ -106,7 +108,8 @@ def min_gpus(req, m, warnings: list[str]) -> dict:
     topo = systems.of_hardware(acc, found or ceiling)
     report = placements.plan_placements(req, m, topo, warnings)
     report["fits"] = found is not None
-    report["inverse"] = {"question": "min_gpus", "hardware": acc.id, "searched_up_to": ceiling,
-                         "required_sequences": required, "min_gpus": found,
-                         "recommended": report["recommended"] if found else None}
+    rec = report["recommended"] if found else None
+    report["inverse"] = Inverse(question="min_gpus", hardware=acc.id, searched_up_to=ceiling,
+                                required_sequences=required, min_gpus=found,
+                                recommended=None if rec is None else build(LayoutSummary, rec))
     return report

@@ -20,35 +20,38 @@ A layout without weights (unknown) or an invalid one has no bars (None).
 
 from __future__ import annotations
 
+from ..report.model import MemoryBars
+
 PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
 
 
-def _bars(total: int, basis: str, **parts: int) -> dict:
+def _bars(total: int, basis: str, **parts: int) -> MemoryBars:
     out = {k: int(parts.get(k) or 0) for k in PARTS}
     out["free"] = max(0, total - sum(out[k] for k in PARTS if k != "free"))
-    return {"total_bytes": int(max(total, sum(out.values()))), **{f"{k}_bytes": out[k]
-                                                                  for k in PARTS},
-            "basis": basis}
+    return MemoryBars(total_bytes=int(max(total, sum(out.values()))),
+                      **{f"{k}_bytes": out[k] for k in PARTS}, basis=basis)
 
 
-def _engine(lay: dict, hw: dict) -> dict | None:
-    e = lay.get("engine") or {}
+def _engine(lay, hw) -> MemoryBars | None:
+    """The engine's own memory terms: its module reads its own prediction (kvfit.engines)."""
     from ..engines import get
-    parts = get(e["engine"]).memory_parts(e, hw) if e.get("engine") else None
+    e = lay.engine
+    parts = get(e.engine).memory_parts(e.to_json(), hw.to_json())
     if parts is None:
         return None
     return _bars(parts.pop("total"), parts.pop("basis"), **parts)
 
 
-def memory_bars(lay: dict, hw: dict) -> dict | None:
-    """The stacked per-rank parts of one layout (bytes), or None when they are unknown."""
-    p = lay.get("per_rank") or {}
-    if not lay.get("valid") or p.get("weights_bytes") is None or not hw:
+def memory_bars(lay, hw) -> MemoryBars | None:
+    """The stacked per-rank parts of one Layout (bytes) on its Hardware, or None when they are
+    unknown."""
+    p = lay.per_rank
+    if not lay.valid or not p or p.weights_bytes is None or not hw:
         return None
-    if lay.get("engine"):
+    if lay.engine:
         return _engine(lay, hw)
-    total = hw["memory_bytes_per_gpu"]
-    state = (lay.get("sequences_per_group") or 0) * p["state_bytes_per_sequence"]
-    reserve = total - p["budget_bytes"] + p["reserve_bytes"] + p.get("padding_bytes", 0)
+    total = hw.memory_bytes_per_gpu
+    state = (lay.sequences_per_group or 0) * p.state_bytes_per_sequence
+    reserve = total - p.budget_bytes + p.reserve_bytes + (p.padding_bytes or 0)
     return _bars(total, "static bound (device memory on the plan's basis)",
-                 weights=p["weights_bytes"], state=state, reserve=reserve)
+                 weights=p.weights_bytes, state=state, reserve=reserve)

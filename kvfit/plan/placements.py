@@ -83,17 +83,23 @@ def replication(tp: int, comps) -> list[dict]:
     return out
 
 
-def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = None
-             ) -> list[dict]:
-    """Every layout on `topo` at context `ctx` (default the plan's): plain TP x DP, plus
-    attention-DP + EP when asked for, each judged by the plan's one capacity model."""
-    ctx = m.ctx if ctx is None else ctx
+def check_tp(req, topo) -> int:
+    """The request's PP size, with --pp and --tp checked against the topology."""
     pp = check_request(req, topo)
     if req.tp is not None and (req.tp < 1 or (topo.gpus // pp) % req.tp):
         where = (f"--gpus {topo.gpus}" if topo.system is None
                  else f"the {topo.gpus} GPUs of {topo.nodes} x {topo.system.id}")
         where += f" / --pp {pp}" if pp > 1 else ""
         raise UsageError(f"--tp {req.tp} must divide {where}.")
+    return pp
+
+
+def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = None
+             ) -> list[dict]:
+    """Every layout on `topo` at context `ctx` (default the plan's): plain TP x DP, plus
+    attention-DP + EP when asked for, each judged by the plan's one capacity model."""
+    ctx = m.ctx if ctx is None else ctx
+    pp = check_tp(req, topo)
     judge = m.judge
     dcp = dcp_size(req)
     per_rank = dcp_components(comps, dcp)   # the static bound's state under DCP

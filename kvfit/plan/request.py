@@ -106,7 +106,27 @@ def normalize_tp(values: dict, flag: str = "--tp") -> dict:
     if tp == "auto":
         values.pop("tp")
     elif isinstance(tp, str):
-        if not tp.isdigit():
-            raise UsageError(f"{flag} {tp!r} must be auto or a whole number.")
-        values["tp"] = int(tp)
+        from ..numbers import FIELDS, parse_whole, shown
+
+        n = parse_whole(tp)
+        if n is None:
+            raise UsageError(f"{flag} {shown(tp)} must be auto or a whole number.")
+        values["tp"] = whole_tp = n
+        lo, hi = FIELDS["tp"][2:4]
+        if not lo <= whole_tp <= hi:
+            raise UsageError(f"{flag} must be a whole number from {lo:,} to {hi:,} "
+                             f"(got {shown(tp)}).")
     return values
+
+
+def check_request(req) -> None:
+    """The plan's own checks of its numbers, one place for every caller (a single plan, a
+    sweep's base request, `kvfit fit`'s target): each numeric field within its range
+    (kvfit.numbers.FIELDS, whether it came from a flag, a preset or a library caller) and the
+    context a token count."""
+    from ..numbers import FIELDS, check_fields
+    from .context import parse_context
+
+    check_fields({name: getattr(req, name, None) for name in FIELDS})
+    if req.context is not None:
+        parse_context(req.context)

@@ -1,9 +1,19 @@
-"""Report sections built from the pipeline's objects (plain, JSON-ready dicts)."""
+"""Report sections built from the pipeline's objects: the model echo (a JSON-ready dict), the
+architecture and each state component (typed parts of kvfit.report.model)."""
 
 from __future__ import annotations
 
 from ..checkpoint.metadata import Metadata
-from ..specs.architecture import Architecture
+from ..report.model import (
+    ArchField,
+    Architecture,
+    Frozen,
+    LayerSet,
+    State,
+    StateComponent,
+    WeightBytes,
+)
+from ..specs.architecture import Architecture as ArchSpec
 from ..state.evaluate import ComponentState
 from ..state.kinds import DESCRIPTIONS
 
@@ -30,39 +40,39 @@ def _names(value) -> list[str] | None:
     return None
 
 
-def architecture_section(arch: Architecture, fields, n_layers: int, sets: dict) -> dict:
+def architecture_section(arch: ArchSpec, fields, n_layers: int, sets: dict) -> Architecture:
     """The matched spec, every field with its provenance, and the layer schedule."""
-    return {
-        "id": arch.id, "spec": arch.file, "summary": arch.summary,
-        "fields": [{"name": r.name, "value": _plain(r.value), "provenance": r.provenance}
-                   for r in fields.values() if r.value is not None
-                   and not isinstance(r.value, (list, dict))],
-        "layers": n_layers,
-        "layer_sets": {name: {"count": len(idx), "layers": _ranges(idx)}
-                       for name, idx in sorted(sets.items())},
-    }
+    return Architecture(
+        id=arch.id, spec=arch.file, summary=arch.summary,
+        fields=tuple(ArchField(name=r.name, value=_plain(r.value), provenance=r.provenance)
+                     for r in fields.values() if r.value is not None
+                     and not isinstance(r.value, (list, dict))),
+        layers=n_layers,
+        layer_sets=Frozen({name: LayerSet(count=len(idx), layers=_ranges(idx))
+                           for name, idx in sorted(sets.items())}))
 
 
-def component_section(c: ComponentState) -> dict:
+def component_section(c: ComponentState) -> StateComponent:
     """One state component with its formula and numbers."""
     retention = DESCRIPTIONS[c.kind].replace("`window`", str(c.window)).replace(
         "`ratio`", str(c.ratio))
-    return {"name": c.name, "kind": c.kind, "summary": c.summary, "layer_set": c.layer_set,
-            "layers": c.layers, "retention": retention, "window": c.window, "ratio": c.ratio,
-            "entries_per_layer": c.entries_per_layer, "bytes_per_entry": c.bytes_per_entry,
-            "bytes_per_entry_formula": c.formula, "layout": c.layout,
-            "shard": "replicated" if c.heads is None else f"split by {c.heads} heads",
-            "bytes_per_sequence": c.bytes_per_sequence}
+    return StateComponent(
+        name=c.name, kind=c.kind, summary=c.summary, layer_set=c.layer_set, layers=c.layers,
+        retention=retention, window=c.window, ratio=c.ratio,
+        entries_per_layer=c.entries_per_layer, bytes_per_entry=c.bytes_per_entry,
+        bytes_per_entry_formula=c.formula, layout=c.layout,
+        shard="replicated" if c.heads is None else f"split by {c.heads} heads",
+        bytes_per_sequence=c.bytes_per_sequence)
 
 
 def state_sections(m, comps: list, ctx: int) -> dict:
     """The context, state and weights sections for `comps` counted at `ctx` (m: the prepared
     kvfit.plan.build.Model, whose weights they report)."""
     return {"context_tokens": ctx,
-            "state": {"bytes_per_sequence": sum(c.bytes_per_sequence for c in comps),
-                      "components": [component_section(c) for c in comps]},
-            "weights": {"bytes": m.weights.bytes, "source": m.weights.source,
-                        "detail": m.weights.detail}}
+            "state": State(bytes_per_sequence=sum(c.bytes_per_sequence for c in comps),
+                           components=tuple(component_section(c) for c in comps)),
+            "weights": WeightBytes(bytes=m.weights.bytes, source=m.weights.source,
+                                   detail=m.weights.detail)}
 
 
 def quant_section(meta: Metadata, warnings: list[str]) -> dict:

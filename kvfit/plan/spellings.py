@@ -93,7 +93,10 @@ def resolve(ns: dict) -> dict:
                 value = parse_context(value)
             if knob == "tp" and value == "auto":
                 continue
-            k.put(knob, flag, int(value) if knob == "tp" and str(value).isdigit() else value)
+            if knob == "tp":
+                from ..plan.request import normalize_tp
+                value = normalize_tp({"tp": value})["tp"]
+            k.put(knob, flag, value)
     flags = dict(opts["flags"])
     if "gpu_memory_utilization" in aliases:
         k.put("utilization", "--gpu-memory-utilization", aliases["gpu_memory_utilization"])

@@ -46,35 +46,43 @@ def _replanner(plan):
     return replan
 
 
-def _entry(change: str, flags: str, text: str, report: dict | None = None, **extra) -> dict:
-    lay = recommended_layout(report) if report else None
+def _entry(change: str, flags: str, text: str, lay=None, **extra) -> dict:
+    """One suggestion; `lay` is the re-planned recommended layout (a Layout), if any."""
     out = {"change": change, "flags": flags, "description": text}
     if lay is not None:
-        out |= {"layout": lay["label"], "max_sequences": lay["max_sequences"]}
+        out |= {"layout": lay.label, "max_sequences": lay.max_sequences}
     return out | extra
+
+
+def _chosen(section: dict):
+    """The recommended layout of a sub-planner's sections (an inverse answer), typed."""
+    from ..report.model import Layout
+    from .assemble import build
+    lay = recommended_layout(section)
+    return None if lay is None else build(Layout, lay)
 
 
 def _fp8(req, asked, m, report, replan):
     """fp8 KV at the same settings; when that alone is not enough, fp8 KV at the longest
     context that then holds the target (it is longer than without fp8)."""
     from fractions import Fraction
-    if Fraction(report["dtypes"]["kv"]["bytes_per_value"]) <= 1:
+    if Fraction(report.dtypes.kv.bytes_per_value) <= 1:
         return None
     flags = {k: v for k, v in req.engine_flags.items() if k != "kv_cache_dtype"}
     r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags)
-    if r and r["fits"] is True:
-        lay = recommended_layout(r)
-        return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay['label']} holds "
-                      f"{count(lay['max_sequences'], 'sequence')}", r, value="fp8")
-    if report.get("inverse"):
+    if r and r.fits is True:
+        lay = r.chosen
+        return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay.label} holds "
+                      f"{count(lay.max_sequences, 'sequence')}", lay, value="fp8")
+    if report.inverse:
         return None
     r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags, max_context=True)
-    top = r and r["inverse"]["max_context_tokens"]
+    top = r and r.inverse.max_context_tokens
     if not top:
         return None
     return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", f"an fp8 KV cache with a "
                   f"context of {tokens(top)} (the longest at which "
-                  f"{count(r['inverse']['required_sequences'], 'sequence')} then fit)", r,
+                  f"{count(r.inverse.required_sequences, 'sequence')} then fit)", r.chosen,
                   value="fp8", context=top)
 
 
@@ -89,49 +97,51 @@ def _radix(req, asked, m, report, replan):
         return None
     flag, spelling, noun = off
     r = replan(asked, m.meta, engine_flags=req.engine_flags | {flag: True})
-    if not r or r["fits"] is not True:
+    if not r or r.fits is not True:
         return None
-    lay = recommended_layout(r)
+    lay = r.chosen
     rules = m.capacity.rules
     per, alone = rules["mamba_slots_per_request"], rules["mamba_slots_no_radix"]
     return _entry(flag, spelling, f"{m.capacity.eng.title} without its {noun}: {alone} "
                   f"recurrent-state slot(s) per running request instead "
-                  f"of {per} ({rules.basis('mamba_slots_no_radix')}), so {lay['label']} holds "
-                  f"{lay['max_sequences']} sequences; shared prefixes are no longer reused", r,
+                  f"of {per} ({rules.basis('mamba_slots_no_radix')}), so {lay.label} holds "
+                  f"{lay.max_sequences} sequences; shared prefixes are no longer reused", lay,
                   value=True)
 
 
 def _context(req, asked, m, report, replan):
     from . import inverse
-    try:
-        r = report if report.get("inverse", {}).get("question") == "max_context" else \
-            inverse.max_context(replace(req, max_context=True), m, [])
-    except KvfitError:
-        return None
-    top = r["inverse"]["max_context_tokens"]
-    if top is None or top >= report["context_tokens"]:
+    if report.inverse and report.inverse.question == "max_context":
+        top, need, lay = (report.inverse.max_context_tokens, report.inverse.required_sequences,
+                          report.chosen)
+    else:
+        try:
+            r = inverse.max_context(replace(req, max_context=True), m, [])
+        except KvfitError:
+            return None
+        top, need, lay = (r["inverse"].max_context_tokens, r["inverse"].required_sequences,
+                          _chosen(r))
+    if top is None or top >= report.context_tokens:
         return None
     return _entry("context", f"--context {top}", f"a context of {tokens(top)} (the longest at "
-                  f"which {count(r['inverse']['required_sequences'], 'sequence')} fit on these "
-                  "GPUs)",
-                  r, value=top)
+                  f"which {count(need, 'sequence')} fit on these GPUs)", lay, value=top)
 
 
 def _users(req, asked, m, report, replan):
-    lay, t = recommended_layout(report), report["target"]
-    if lay is None or not lay["max_sequences"]:
+    lay, t = report.chosen, report.target
+    if lay is None or not lay.max_sequences:
         return []
     out = []
-    users = lay["max_sequences"] // t["active_sequences_per_user"]
-    if 0 < users < t["concurrent_users"]:
+    users = lay.max_sequences // t.active_sequences_per_user
+    if 0 < users < t.concurrent_users:
         out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{count(users, 'user')} "
-                          f"at {count(t['active_sequences_per_user'], 'sequence')} each: "
-                          f"{lay['label']} holds {number(lay['max_sequences'])}", report, value=users))
-    per = lay["max_sequences"] // t["concurrent_users"]
-    if t["active_sequences_per_user"] > 1 and 0 < per < t["active_sequences_per_user"]:
+                          f"at {count(t.active_sequences_per_user, 'sequence')} each: "
+                          f"{lay.label} holds {number(lay.max_sequences)}", lay, value=users))
+    per = lay.max_sequences // t.concurrent_users
+    if t.active_sequences_per_user > 1 and 0 < per < t.active_sequences_per_user:
         out.append(_entry("active_sequences_per_user", f"--active-sequences-per-user {per}",
                           f"{count(per, 'resident sequence')} per user for "
-                          f"{count(t['concurrent_users'], 'user')}", report, value=per))
+                          f"{count(t.concurrent_users, 'user')}", lay, value=per))
     return out
 
 
@@ -148,18 +158,18 @@ def _dpa(req, asked, m, report, replan):
     # plan's read leaves out; a local folder is read the same way for either
     same = m.meta if m.meta.origin == "local" or m.meta.tensor_bytes is not None else None
     r = replan(asked, same, parallelism=profile)
-    if not r or r["fits"] is not True:
+    if not r or r.fits is not True:
         return None
-    lay = recommended_layout(r)
+    lay = r.chosen
     return _entry("parallelism", f"--parallelism {profile}", f"attention-DP with expert "
-                  f"parallelism: {lay['label']} holds {count(lay['max_sequences'], 'sequence')} "
-                  "(each attention group keeps its own sequences' state)", r, value=profile)
+                  f"parallelism: {lay.label} holds {count(lay.max_sequences, 'sequence')} "
+                  "(each attention group keeps its own sequences' state)", lay, value=profile)
 
 
 def _pp(req, asked, m, report, replan):
     """Pipeline stages instead of a wider TP group: the smallest PP size (2, 4, 8) that meets
     the target on the same GPUs (it splits layers, so KV heads stay unreplicated)."""
-    gpus = (report.get("hardware") or {}).get("gpus") or 1
+    gpus = (report.hardware.gpus if report.hardware else None) or 1
     if (req.pp or 1) > 1 or req.parallelism != "tp" or gpus < 2 or (
             m.capacity.engine and not m.capacity.eng.suggests_pp):
         return None
@@ -167,11 +177,11 @@ def _pp(req, asked, m, report, replan):
         if gpus % pp:
             continue
         r = replan(asked, m.meta, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
-        if r and r["fits"] is True:
-            lay = recommended_layout(r)
-            return _entry("pp", f"--pp {pp}", f"{pp} pipeline stages: {lay['label']} holds "
-                          f"{count(lay['max_sequences'], 'sequence')} (each stage keeps only its "
-                          "layers' weights and KV)", r, value=pp)
+        if r and r.fits is True:
+            lay = r.chosen
+            return _entry("pp", f"--pp {pp}", f"{pp} pipeline stages: {lay.label} holds "
+                          f"{count(lay.max_sequences, 'sequence')} (each stage keeps only its "
+                          "layers' weights and KV)", lay, value=pp)
     return None
 
 
@@ -190,38 +200,38 @@ def siblings(source: str) -> list[str]:
 
 
 def _sibling(req, asked, m, report, replan):
-    src = report["model"]["source"]
+    src = report.model.source
     for rid in siblings(src)[:4]:
         r = replan(asked, model=rid, revision=None, offline=True, weight_gib=None)
-        if r and r["fits"] is True:
-            lay = recommended_layout(r)
-            return _entry("model", rid, f"the quantized checkpoint {rid}: {lay['label']} holds "
-                          f"{lay['max_sequences']} sequences", r, value=rid)
+        if r and r.fits is True:
+            lay = r.chosen
+            return _entry("model", rid, f"the quantized checkpoint {rid}: {lay.label} holds "
+                          f"{lay.max_sequences} sequences", lay, value=rid)
     return None
 
 
 def _more(req, asked, m, report, replan):
     from . import inverse, search
     from .placements import target
-    hw = report["hardware"]
+    hw = report.hardware
     if req.hardware is not None:
-        ceiling = min(1024, max(16, hw["gpus"] * 16))
+        ceiling = min(1024, max(16, hw.gpus * 16))
         try:
             r = inverse.min_gpus(replace(req, gpus=ceiling, min_gpus=True, max_context=False),
                                  m, [])
         except KvfitError:
             return None
-        n = r["inverse"]["min_gpus"]
-        if n is None or n <= hw["gpus"]:
+        n = r["inverse"].min_gpus
+        if n is None or n <= hw.gpus:
             return None
-        return _entry("gpus", f"--gpus {n}", f"{n} x {hw['id']}", r, value=n)
+        return _entry("gpus", f"--gpus {n}", f"{n} x {hw.id}", _chosen(r), value=n)
     if req.system is not None:
         from ..hardware.presets import find_system
         system = find_system(req.system)
         req2 = replace(req, system=None, nodes=None)
         c = search.candidate(req2, m, system, target(req)["required_sequences"],
-                             max(8, 4 * hw["nodes"]))
-        if c["status"] != "fits" or c["nodes"] <= hw["nodes"]:
+                             max(8, 4 * hw.nodes))
+        if c["status"] != "fits" or c["nodes"] <= hw.nodes:
             return None
         lay = c["best_any_fabric"]
         return {"change": "nodes", "flags": f"--nodes {c['nodes']}", "description":
@@ -230,14 +240,14 @@ def _more(req, asked, m, report, replan):
     return None
 
 
-def suggestions(req, m, report: dict, plan, asked=None) -> list[dict]:
+def suggestions(req, m, report, plan, asked=None) -> tuple:
     """The changes that would meet the target, smallest first (see the module docstring).
 
     req: the plan's request with its utilization resolved (for questions asked of `m`);
     plan: the planner (kvfit.plan.build.plan), which re-plans each change;
     asked: the request as the user gave it (default req), which every re-plan starts from."""
-    if report.get("search") or m.weights.bytes is None:
-        return []
+    if report.search or m.weights.bytes is None:
+        return ()
     asked = req if asked is None else asked
     if m.meta.origin == "hub" and m.meta.revision:     # re-plans read the same commit, from
         pin = {"revision": m.meta.revision}             # the cache: no Hub request each
@@ -246,4 +256,6 @@ def suggestions(req, m, report: dict, plan, asked=None) -> list[dict]:
     for step in (_fp8, _radix, _context, _users, _dpa, _pp, _sibling, _more):
         got = step(req, asked, m, report, replan)
         out += got if isinstance(got, list) else ([got] if got else [])
-    return out
+    from ..report.model import Suggestion
+    from .assemble import build
+    return tuple(build(Suggestion, s) for s in out)

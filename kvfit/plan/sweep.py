@@ -13,6 +13,8 @@ import difflib
 from dataclasses import dataclass, replace
 
 from ..errors import KvfitError, UsageError
+from ..numbers import shown
+from ..report.model import Frozen, Report, Sweep, SweepAxis, SweepCell, SweepLayout
 from .context import parse_context
 from .memory_bars import memory_bars
 
@@ -55,8 +57,8 @@ class Axis:
     def field(self) -> str:
         return AXES[self.name].field
 
-    def section(self) -> dict:
-        return {"axis": self.name, "field": self.field, "values": list(self.labels)}
+    def section(self) -> SweepAxis:
+        return SweepAxis(axis=self.name, field=self.field, values=tuple(self.labels))
 
 
 def _value(name: str, text: str, spec: str):
@@ -70,10 +72,13 @@ def _value(name: str, text: str, spec: str):
         from ..dtypes import explicit
         dt = explicit(text, f"--sweep {spec}:")
         return text, dt.name
-    if not text.isdigit() or not 0 < int(text) <= 1_000_000:
-        raise UsageError(f"--sweep {spec}: {text!r} is not a whole number from 1 to 1,000,000.",
-                         hint=f"{name} takes {AXES[name].what}.")
-    return int(text), int(text)
+    from ..numbers import parse_whole
+
+    n = parse_whole(text)
+    if n is None or not 0 < n <= 1_000_000:
+        raise UsageError(f"--sweep {shown(spec)}: {shown(text)} is not a whole number from 1 to "
+                         "1,000,000.", hint=f"{name} takes {AXES[name].what}.")
+    return n, n
 
 
 def parse_axis(spec: str) -> Axis:
@@ -82,16 +87,16 @@ def parse_axis(spec: str) -> Axis:
     name = name.strip().lower().replace("_", "-")
     known = ", ".join(AXES)
     if not eq:
-        raise UsageError(f"--sweep {spec!r} is not AXIS=v1,v2,...", hint=f"Axes: {known}; e.g. "
+        raise UsageError(f"--sweep {shown(spec)} is not AXIS=v1,v2,...", hint=f"Axes: {known}; e.g. "
                          "--sweep context=8k,32k,128k.")
     if name not in AXES:
         close = difflib.get_close_matches(name, list(AXES), n=1)
-        raise UsageError(f"--sweep {spec!r}: unknown axis {name!r}"
+        raise UsageError(f"--sweep {shown(spec)}: unknown axis {shown(name)}"
                          + (f" (did you mean {close[0]}?)" if close else "") + ".",
                          hint=f"Axes: {known}.")
     texts = [t.strip() for t in rest.split(",")]
     if not rest.strip() or any(not t for t in texts):
-        raise UsageError(f"--sweep {spec!r}: empty value(s); give a comma-separated list such as "
+        raise UsageError(f"--sweep {shown(spec)}: empty value(s); give a comma-separated list such as "
                          f"{name}=" + {"context": "8k,32k,128k", "kv-dtype": "bf16,fp8"}.get(
                              name, "1,2,4") + ".", hint=f"{name} takes {AXES[name].what}.")
     if len(texts) > MAX_VALUES:
@@ -101,7 +106,8 @@ def parse_axis(spec: str) -> Axis:
     for t in texts:
         value, key = _value(name, t, spec)
         if key in seen:
-            raise UsageError(f"--sweep {spec!r}: {t!r} repeats {seen[key]!r} (the same {name}).",
+            raise UsageError(f"--sweep {shown(spec)}: {shown(t)} repeats {shown(seen[key])} "
+                             f"(the same {name}).",
                              hint="Give each value once.")
         seen[key] = t
         values.append(value)
@@ -142,25 +148,27 @@ def cells_of(axes: list[Axis]) -> list[dict]:
     return cells
 
 
-def cell_result(report: dict, labels: dict) -> dict:
+def cell_result(report: Report, labels: dict) -> SweepCell:
     """What a sweep keeps of one plan: its target, verdict, recommendation and every layout's
     capacity, reason and per-rank memory (the plan's own numbers, not recomputed)."""
-    hw = report.get("hardware") or {}
-    layouts = [{"id": x["id"], "label": x["label"], "valid": x["valid"],
-                "max_sequences": x["max_sequences"], "fits": x["fits"], "reason": x["reason"],
-                "memory_per_rank": memory_bars(x, hw)} for x in report["layouts"]]
-    target = report.get("target") or {}
-    return {"values": labels, "context_tokens": report["context_tokens"],
-            "hypothetical": report["hypothetical"], "kv_dtype": report["kv_dtype"], "gpus": hw.get("gpus"),
-            "concurrent_users": target.get("concurrent_users"),
-            "required_sequences": target.get("required_sequences"),
-            "fits": report["fits"], "recommended": report["recommended"], "layouts": layouts}
+    hw, target = report.hardware, report.target
+    layouts = tuple(SweepLayout(id=x.id, label=x.label, valid=x.valid,
+                                max_sequences=x.max_sequences, fits=x.fits, reason=x.reason,
+                                memory_per_rank=memory_bars(x, hw)) for x in report.layouts)
+    return SweepCell(values=Frozen(labels), context_tokens=report.context_tokens,
+                     hypothetical=report.hypothetical, kv_dtype=report.kv_dtype,
+                     gpus=hw.gpus if hw else None,
+                     concurrent_users=target.concurrent_users if target else None,
+                     required_sequences=target.required_sequences if target else None,
+                     fits=report.fits, recommended=report.recommended, layouts=layouts)
 
 
-def run(req, axes: list[Axis]) -> dict:
+def run(req, axes: list[Axis]) -> Report:
     """The first cell's report with a `sweep` object of every cell (axis order)."""
     from .build import load_metadata, plan
+    from .request import check_request
 
+    check_request(req)                 # the plan's own refusal, before any cell names itself
     meta = load_metadata(req)          # resolved once: no cell varies what the Hub is asked
     first, cells, warnings = None, [], []
     for i, cell in enumerate(cells_of(axes)):
@@ -174,17 +182,17 @@ def run(req, axes: list[Axis]) -> dict:
             raise
         labels = {n: lab for n, (lab, _) in cell.items()}
         cells.append(cell_result(report, labels))
-        warnings += [w for w in report["warnings"] if w not in warnings]
+        warnings += [w for w in report.warnings if w not in warnings]
         first = first or report
-    first["sweep"] = {"axes": [a.section() for a in axes], "cells": cells,
-                      "warnings": warnings, "exit_code": exit_code(cells)}
-    return first
+    return replace(first, sweep=Sweep(axes=tuple(a.section() for a in axes),
+                                      cells=tuple(cells), warnings=tuple(warnings),
+                                      exit_code=exit_code(cells)))
 
 
-def exit_code(cells: list[dict]) -> int:
+def exit_code(cells: list) -> int:
     """1 if some cell does not meet the target; else 5 if some cell could not be judged
     (weights unknown, no hardware); else 0: every cell meets it."""
-    verdicts = [c["fits"] for c in cells]
+    verdicts = [c.fits for c in cells]
     if False in verdicts:
         return 1
     return 5 if None in verdicts else 0

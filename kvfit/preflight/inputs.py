@@ -89,14 +89,13 @@ def _repo_id(req) -> str | None:
         return None
 
 
-def probe_inputs(req, meta, report: dict, tp: int, tmp: Path) -> ProbeInputs:
+def probe_inputs(req, meta, report, tp: int, tmp: Path) -> ProbeInputs:
     """The probe's inputs for this plan; config files, when needed, go under `tmp`."""
     repo_id = None if meta.origin == "local" else _repo_id(req)
     folder, source = config_dir(req.model, meta, repo_id, tmp)
-    index = report["dtypes"]["index"]["name"]
-    indexed = any("index_bytes" in c["bytes_per_entry_formula"]
-                  for c in report["state"]["components"])
+    index = report.dtypes.index.name
+    indexed = any("index_bytes" in c.bytes_per_entry_formula for c in report.state.components)
     model_ref = str(folder) if meta.origin == "local" else repo_id
-    return ProbeInputs(str(folder), source, model_ref, meta.revision, report["kv_dtype"],
+    return ProbeInputs(str(folder), source, model_ref, meta.revision, report.kv_dtype,
                        req.kv_dtype == "auto", index if indexed and index in FOUR_BIT else None,
-                       report["context_tokens"], tp)
+                       report.context_tokens, tp)

@@ -25,7 +25,7 @@ MEANING = {
 }
 
 
-def run_check(check: EngineCheck, req, meta, report: dict) -> dict:
+def run_check(check: EngineCheck, req, meta, report) -> dict:
     """Probe every requested engine; the temporary directory is removed afterwards."""
     if check.probe == "load" and meta.origin == "gguf":
         raise UsageError("--engine-probe load does not start GGUF checkpoints; use "

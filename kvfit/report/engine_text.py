@@ -5,85 +5,92 @@ Renderers never compute: every number below is read from the report.
 
 from __future__ import annotations
 
+from .model import ABSENT, EngineCommand, EnginePrediction, Quantity, Report
 from .words import count, gib, number
 
 
-def _pool_line(e: dict) -> list[str]:
+def _v(q):
+    """The value of one of the prediction's numbers (None when it has none)."""
+    v = q.value if isinstance(q, Quantity) else None
+    return None if v is ABSENT else v
+
+
+def _pool_line(e: EnginePrediction) -> list[str]:
     """Blocks, per-request demand and why concurrency differs from tokens / max_model_len."""
-    keys = ("num_gpu_blocks", "block_size", "blocks_per_request", "attention_token_capacity",
-            "capacity_over_len", "max_concurrency")
-    vals = {k: (e.get(k) or {}).get("value") if isinstance(e.get(k), dict) else None
-            for k in keys}
-    if any(vals[k] is None for k in keys):
+    blocks, size, per_request, tokens, over_len, conc = vals = (
+        _v(e.num_gpu_blocks), _v(e.block_size), _v(e.blocks_per_request),
+        _v(e.attention_token_capacity), _v(e.capacity_over_len), _v(e.max_concurrency))
+    if any(v is None for v in vals):
         return []
-    reserve = [f"  {g['components']}: {count(g['blocks'], 'block')} per request = {g['rule']}"
-               for g in e.get("request_blocks_by_group") or () if g.get("family") == "sliding"]
-    return reserve + [f"  pool: {count(vals['num_gpu_blocks'], 'block')} x "
-                      f"{count(vals['block_size'], 'token')} = "
-                      f"{count(vals['attention_token_capacity'], 'token')} per attention layer "
-                      f"({vals['capacity_over_len']:.2f} x max_model_len); one request pins "
-                      f"{count(vals['blocks_per_request'], 'block')} across its groups -> "
-                      f"concurrency {vals['max_concurrency']:.2f}x"]
+    reserve = [f"  {g.components}: {count(g.blocks, 'block')} per request = {g.rule}"
+               for g in e.request_blocks_by_group or () if g.family == "sliding"]
+    return reserve + [f"  pool: {count(blocks, 'block')} x {count(size, 'token')} = "
+                      f"{count(tokens, 'token')} per attention layer "
+                      f"({over_len:.2f} x max_model_len); one request pins "
+                      f"{count(per_request, 'block')} across its groups -> "
+                      f"concurrency {conc:.2f}x"]
 
 
-def render_text(report: dict, verbose: bool = True) -> str:
+def render_text(report: Report, verbose: bool = True) -> str:
     """Text lines for the engine sections and the command (empty when there are none); unless
     `verbose`, only the recommended layout's engine section."""
-    from .chosen import chosen_layout
-
-    out, chosen = [], chosen_layout(report)
-    for lay in report.get("layouts", []):
-        e = lay.get("engine")
-        if not e or not (verbose or lay is chosen):
-            continue
-        out.append(f"engine {e['engine']} {e['version']} ({e['version_basis']}), "
-                   f"{lay.get('label', lay['tp'])}:")
-        out += [f"  {line}" for line in e.get("log_lines", [])]
-        for key, label in (("mem_fraction_static", "mem_fraction_static"),
-                           ("max_running_requests", "max_running_requests"),
-                           ("mamba_cache_size", "recurrent state slots")):
-            if isinstance(e.get(key), dict) and e[key]["value"] is not None:
-                out.append(f"  {label}: {number(e[key]['value'])} ({e[key]['basis']})")
-        if e.get("hybrid"):
-            h = e["hybrid"]
-            out.append(f"  {h['log_line']}; recurrent page padded by "
-                       f"{h['recurrent_padding_percent']['value']}% (per rank: attention "
-                       f"{number(h['attention_page_bytes_per_token']['value'])} B per token, "
-                       f"recurrent state {number(h['recurrent_page_bytes']['value'])} B -> "
-                       f"{number(h['recurrent_page_padded_bytes']['value'])} B)")
-        out += _pool_line(e)
-        mem = e.get("memory") or {}
-        for key in ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "cudagraph_bytes"):
-            if key in mem and mem[key]["value"] is not None:
-                out.append(f"  {key.replace('_bytes', '').replace('_', ' ')}: "
-                           f"{gib(mem[key]['value'], 2)} ({mem[key]['basis']})")
-        reg = mem.get("fitted_regime")
-        if reg and not reg["inside"]:
-            out.append(f"  non-KV estimates: {reg['note']}")
-        if e.get("pipeline_stages"):
-            ps = e["pipeline_stages"]
-            out.append("  pipeline stages: " + "; ".join(
-                f"stage {s['stage']} layers {s['layers'][0]}-{s['layers'][1] - 1}: "
-                + (f"{number(s['num_gpu_blocks'])} blocks" if "num_gpu_blocks" in s else
-                   f"{number(s['max_total_num_tokens'])} tokens") for s in ps["value"]) +
-                f" -> stage {ps['binding_stage']} binds ({ps['basis']})")
-        out += [f"  warning: {w}" for w in e.get("warnings", [])]
-        if e.get("refusal"):
-            out.append(f"  REFUSES TO START: {e['refusal']['reason']} [{e['refusal']['rule']}]")
-    cmd = report.get("engine_command")
+    out, chosen = [], report.chosen
+    for lay in report.layouts:
+        if lay.engine and (verbose or lay is chosen):
+            out += _engine_lines(lay.engine, lay.label)
+    cmd = report.engine_command
     if cmd:
         out += _command(cmd)
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _command(cmd: dict) -> list[str]:
-    if not cmd.get("launch"):
-        return [f"launch ({cmd['engine']}): none; " + "; ".join(cmd.get("notes") or [])]
-    out = [f"launch {cmd.get('layout', '')} ({cmd['engine']} {cmd['version']}, "
-           f"{cmd['version_basis']}):"]
-    if cmd.get("hosts"):
-        out += [f"  host {h['host']}: {h['launch']}" for h in cmd["hosts"]]
+def _engine_lines(e: EnginePrediction, layout: str) -> list[str]:
+    """One layout's engine section."""
+    out = [f"engine {e.engine} {e.version} ({e.version_basis}), {layout}:"]
+    out += [f"  {line}" for line in e.log_lines or ()]
+    for q, label in ((e.mem_fraction_static, "mem_fraction_static"),
+                     (e.max_running_requests, "max_running_requests"),
+                     (e.mamba_cache_size, "recurrent state slots")):
+        if _v(q) is not None:
+            out.append(f"  {label}: {number(q.value)} ({q.basis})")
+    if e.hybrid:
+        h = e.hybrid
+        out.append(f"  {h.log_line}; recurrent page padded by "
+                   f"{h.recurrent_padding_percent.value}% (per rank: attention "
+                   f"{number(h.attention_page_bytes_per_token.value)} B per token, "
+                   f"recurrent state {number(h.recurrent_page_bytes.value)} B -> "
+                   f"{number(h.recurrent_page_padded_bytes.value)} B)")
+    out += _pool_line(e)
+    mem = e.memory
+    if mem:
+        for q, name in ((mem.weights_bytes, "weights"), (mem.activation_peak_bytes,
+                        "activation peak"), (mem.non_torch_bytes, "non torch"),
+                        (mem.cudagraph_bytes, "cudagraph")):
+            if _v(q) is not None:
+                out.append(f"  {name}: {gib(q.value, 2)} ({q.basis})")
+        if mem.fitted_regime and not mem.fitted_regime.inside:
+            out.append(f"  non-KV estimates: {mem.fitted_regime.note}")
+    if e.pipeline_stages:
+        ps = e.pipeline_stages
+        out.append("  pipeline stages: " + "; ".join(
+            f"stage {s.stage} layers {s.layers[0]}-{s.layers[1] - 1}: "
+            + (f"{number(s.num_gpu_blocks)} blocks" if s.num_gpu_blocks is not ABSENT else
+               f"{number(s.max_total_num_tokens)} tokens") for s in ps.value) +
+            f" -> stage {ps.binding_stage} binds ({ps.basis})")
+    out += [f"  warning: {w}" for w in e.warnings or ()]
+    if e.refusal:
+        out.append(f"  REFUSES TO START: {e.refusal.reason} [{e.refusal.rule}]")
+    return out
+
+
+def _command(cmd: EngineCommand) -> list[str]:
+    if not cmd.launch:
+        return [f"launch ({cmd.engine}): none; " + "; ".join(cmd.notes or [])]
+    out = [f"launch {cmd.layout or ''} ({cmd.engine} {cmd.version}, "
+           f"{cmd.version_basis}):"]
+    if cmd.hosts:
+        out += [f"  host {h.host}: {h.launch}" for h in cmd.hosts]
     else:
-        out.append(f"  {cmd['launch']}")
-    out += [f"  note: {n}" for n in cmd.get("notes") or ()]
-    return out + [f"benchmark: {cmd['bench']}"]
+        out.append(f"  {cmd.launch}")
+    out += [f"  note: {n}" for n in cmd.notes or ()]
+    return out + [f"benchmark: {cmd.bench}"]

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
+from .model import Report, SweepAxis, SweepCell
 
 FORMATS = {".png": "png", ".svg": "svg"}
 SERIES_KEY = "kvfit:series"
@@ -43,7 +44,9 @@ def install_hint() -> str:
 
 def check_target(path: str) -> tuple[Path, str]:
     """(path, format) for --plot, refused before any planning when it cannot be written."""
-    target = Path(path)
+    from ..paths import user_path
+
+    target = user_path(path, "--plot")
     fmt = FORMATS.get(target.suffix.lower())
     if fmt is None:
         raise UsageError(f"--plot {path!r}: unknown file type {target.suffix or '(none)'!r}.",
@@ -65,28 +68,28 @@ def require_matplotlib() -> None:
         raise UsageError(install_hint()) from None
 
 
-def series(report: dict, cells: list[dict], axes: list[dict]) -> dict:
+def series(report: Report, cells: tuple[SweepCell, ...], axes: tuple[SweepAxis, ...]) -> dict:
     """The plotted numbers: curves per panel (None where not judged) and memory bars."""
-    x_axis = axes[0]["axis"] if axes else None
+    x_axis = axes[0].axis if axes else None
     second = axes[1] if len(axes) > 1 else None
     panels = []
-    for v in (second["values"] if second else [None]):
-        mine = [c for c in cells if second is None or c["values"][second["axis"]] == v]
-        ids: dict[str, str] = {}
-        for c in mine:
-            for x in c["layouts"]:
-                ids.setdefault(x["id"], x["label"])
+    for v in (second.values if second else [None]):
+        mine = [c for c in cells if second is None or c.values[second.axis] == v]
+        ids: dict[str, str] = {}       # a curve is named by its layout id when the cells'
+        for c in mine:                 # own layouts differ (--sweep gpus: TP=1 x DP=1, x DP=8)
+            for x in c.layouts:
+                ids[x.id] = x.label if ids.get(x.id, x.label) == x.label else x.id
         curves = [{"id": i, "label": lab, "max_sequences": [
-            next((x["max_sequences"] for x in c["layouts"] if x["id"] == i), None) for c in mine]}
+            next((x.max_sequences for x in c.layouts if x.id == i), None) for c in mine]}
             for i, lab in ids.items()]
-        panels.append({"title": f"{second['axis']}={v}" if second else "",
-                       "target": [c["required_sequences"] for c in mine], "curves": curves})
-    memory = [{"cell": ", ".join(f"{k}={v}" for k, v in c["values"].items()), "id": x["id"],
-               "label": x["label"], **x["memory_per_rank"]}
-              for c in cells for x in c["layouts"] if x["memory_per_rank"]]
-    return {"kvfit_plot": 1, "model": report["model"]["source"],
-            "capacity_model": report["capacity_model"]["label"], "x_axis": x_axis,
-            "x_labels": list(axes[0]["values"]) if axes else [], "panels": panels,
+        panels.append({"title": f"{second.axis}={v}" if second else "",
+                       "target": [c.required_sequences for c in mine], "curves": curves})
+    memory = [{"cell": ", ".join(f"{k}={v}" for k, v in c.values.items()), "id": x.id,
+               "label": x.label, **x.memory_per_rank.to_json()}
+              for c in cells for x in c.layouts if x.memory_per_rank]
+    return {"kvfit_plot": 1, "model": report.model.source,
+            "capacity_model": report.capacity_model.label, "x_axis": x_axis,
+            "x_labels": list(axes[0].values) if axes else [], "panels": panels,
             "memory": memory}
 
 
@@ -157,8 +160,8 @@ def draw(s: dict, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def write_plot(target: Path, fmt: str, report: dict, cells: list[dict], axes: list[dict]
-               ) -> dict:
+def write_plot(target: Path, fmt: str, report: Report, cells: tuple[SweepCell, ...],
+               axes: tuple[SweepAxis, ...]) -> dict:
     """Draw and write atomically (nothing half-written on error); returns the series."""
     from ..atomic import write_bytes
 

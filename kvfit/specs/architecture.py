@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..expr import Expr, ExprError, compile_expr
+from ..expr import Expr, ExprError, compile_expr, non_number
 from .loader import Doc
 
 if TYPE_CHECKING:
@@ -171,13 +171,23 @@ class _Compiler:
         self.doc, self.problems = doc, []
         self.fields = doc.data.get("fields", {}) if isinstance(doc.data, dict) else {}
         self.names = set(self.fields) | INJECTED
+        self.texts = frozenset(n for n, f in self.fields.items()
+                               if isinstance(f, dict) and f.get("type") in ("string", "list"))
 
-    def expr(self, path: tuple, extra=frozenset()) -> Expr | None:
+    def expr(self, path: tuple, extra=frozenset(), number: bool = True) -> Expr | None:
+        """The expression at `path`, compiled; with `number`, one that can yield a string
+        or list field is a problem too (found when the spec loads, not when a plan runs)."""
         node = self.doc.data
         for key in path:
             node = node[key]
         try:
-            return compile_expr(node, self.names | set(extra))
+            expr = compile_expr(node, self.names | set(extra))
+            found = non_number(expr, self.texts) if number else None
+            if found:
+                raise ExprError(f"the expression can yield '{found[0]}', a "
+                                f"{self.fields[found[0]].get('type')} field, where a number "
+                                "is needed", col=found[1], width=len(found[0]))
+            return expr
         except ExprError as exc:
             where = " > ".join(map(str, path))
             self.problems.append(self.doc.problem(
@@ -187,14 +197,15 @@ class _Compiler:
 
     def field(self, name, raw, base: tuple = ("fields",)) -> Field:
         default = raw.get("default")
+        text = raw.get("type") in ("string", "list")
         if isinstance(default, str):
-            default = self.expr((*base, name, "default"))
+            default = self.expr((*base, name, "default"), number=not text)
         if "from" not in raw and "default" not in raw:
             self.problems.append(self.doc.problem("KV120", (*base, name), f"field '{name}' "
                                  "has neither `from` nor `default`", "add `from: [config_key]`"))
         null_value = raw.get("null_value")
         if isinstance(null_value, str):
-            null_value = self.expr((*base, name, "null_value"))
+            null_value = self.expr((*base, name, "null_value"), number=not text)
         return Field(name, tuple(raw.get("from", ())), raw.get("type", "int"), default,
                      raw.get("default_source"), bool(raw.get("optional")), raw.get("min"),
                      null_value, tuple(raw.get("enum", ())))

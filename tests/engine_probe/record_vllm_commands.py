@@ -46,7 +46,7 @@ def commands(plan: list[str], engine: str = "vllm") -> list[tuple[int, str]]:
 
     ns = vars(build_parser().parse_args([*plan, "--offline", "--print-command", engine]))
     values = ns | resolve(ns)
-    cmd = run_plan(PlanRequest(**normalize_tp(values)))["engine_command"]
+    cmd = run_plan(PlanRequest(**normalize_tp(values))).engine_command.to_json()
     if cmd["hosts"]:
         return [(h["host"], h["launch"]) for h in cmd["hosts"]]
     return [(0, cmd["launch"])]

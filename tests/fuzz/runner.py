@@ -119,7 +119,12 @@ class Pool:
         self.conn, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_worker, args=(child,), daemon=True)
         self.proc.start()
-        if self.conn.recv() != "ready":          # start-up is not timed (imports under load)
+        child.close()              # the worker's end: a worker that dies is EOF here, not a wait
+        try:
+            ready = self.conn.recv()             # start-up is not timed (imports under load)
+        except EOFError:
+            ready = None
+        if ready != "ready":
             raise RuntimeError("the fuzz worker did not start")
 
     def run(self, kind: str, seed: int, index: int, watchdog: float) -> tuple[str, str]:

@@ -131,11 +131,11 @@ def hub_info(case: tuple[bytes, dict]) -> str:
 
 
 def make_case(kind: str, rng: random.Random):
-    from . import gen_plan, gen_refs
+    from . import gen_plan, gen_refs, gen_surfaces
 
     if kind == "explain_log":
         return gen.explain_log_case(rng, LOG_FIXTURE.read_text().splitlines())
-    for module in (gen, gen_plan, gen_refs):
+    for module in (gen, gen_plan, gen_refs, gen_surfaces):
         if hasattr(module, f"{kind}_case"):
             return getattr(module, f"{kind}_case")(rng)
     raise KeyError(kind)
@@ -143,9 +143,11 @@ def make_case(kind: str, rng: random.Random):
 
 def _targets() -> dict:
     from .targets_plan import TARGETS as PLAN_TARGETS
+    from .targets_surfaces import TARGETS as SURFACE_TARGETS
 
     return {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
-            "metrics": metrics, "cache": cache, "hub_info": hub_info, **PLAN_TARGETS}
+            "metrics": metrics, "cache": cache, "hub_info": hub_info, **PLAN_TARGETS,
+            **SURFACE_TARGETS}
 
 
 TARGETS = _targets()

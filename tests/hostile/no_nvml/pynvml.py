@@ -1,0 +1,1 @@
+raise ImportError("NVML is off in this test: nvidia-smi answers")
