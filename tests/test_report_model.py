@@ -106,7 +106,10 @@ def test_every_in_process_plan_of_the_suite_is_validated_against_the_schema():
 READ = re.compile(r'(?<=[\w\)\]])\["[a-z_]+"\]|\.get\("')
 # reads that are not of the report: the plot's own series (built by series() from the
 # report, then drawn)
-NOT_THE_REPORT = {"plot.py": ("_curves", "_bars", "draw", "write_plot")}
+# check_text.py renders the engine_check section, the preflight's own open JSON (a Frozen
+# mapping in the Report, not a typed part), so it reads that mapping by key.
+NOT_THE_REPORT = {"plot.py": ("_curves", "_bars", "draw", "write_plot"),
+                  "check_text.py": ("_engine_lines", "render_text")}
 
 
 def _functions(text: str) -> dict[str, str]:
