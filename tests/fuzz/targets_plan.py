@@ -49,19 +49,20 @@ def _numbers(doc, path=""):
 
 
 def check_report(plan) -> str:
-    """The invariants of one plan's Report (read through its JSON); returns its verdict code
-    as text."""
+    """The invariants of one plan's Report (read through its JSON), or of the JSON a `--json`
+    plan printed; returns its verdict code as text."""
     from kvfit.cli.request import verdict_code
     from kvfit.report.jsonout import render_json
     from kvfit.report.text import render_text
 
-    report = plan.to_json()
+    printed = isinstance(plan, dict)            # the CLI's --json output: no Report to render
+    report = plan if printed else plan.to_json()
     for where, value in _numbers(report):
         _check(isinstance(value, int) or math.isfinite(value), f"{where} = {value!r}")
         echoed = where.startswith((".model.", ".architecture.fields[", ".rope_scaling.stated."))
         signed = SIGNED & set(where.replace("[", ".").split("."))
         _check(value >= 0 or echoed or signed, f"{where} = {value!r} < 0")
-    code = verdict_code(plan)
+    code = {True: 0, False: 1}.get(report["fits"], 5) if printed else verdict_code(plan)
     _check(code in (0, 1, 5), f"exit code {code}")
     state = report.get("state") or {}
     per_seq = state.get("bytes_per_sequence")
@@ -85,7 +86,8 @@ def check_report(plan) -> str:
     doc = json.loads(render_json(report), parse_constant=lambda c: (_ for _ in ()).throw(Wrong(c)))
     problem = next(_schema().iter_errors(doc), None)
     _check(problem is None, f"report schema: {problem and problem.message[:120]}")
-    render_text(plan)
+    if not printed:
+        render_text(plan)
     return str(code)
 
 
