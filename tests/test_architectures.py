@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from casepath import get
+from kvfit.cli.specs_plan import get
+
 from conftest import run_cli
 
 HERE = Path(__file__).parent / "architectures"

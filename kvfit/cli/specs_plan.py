@@ -47,7 +47,7 @@ def get(data, path: str):
         key, _, want = sel.partition("=")
         hits = [x for x in node if str(x.get(key)) == want]
         if len(hits) != 1:
-            raise KeyError(f"{len(hits)} entries with {key}={want}")
+            raise KeyError(f"{path}: {len(hits)} entries with {key}={want}")
         node = hits[0]
     return node
 
