@@ -53,7 +53,16 @@ def test_must_show_png_one_curve_per_layout(tmp_path):
     # by hand (tests/test_sweep.py::test_a_cell_by_hand): TP=8 holds 16 at 128k, TP=1 0
     by = {c["id"]: c["max_sequences"] for c in panel["curves"]}
     assert by["tp8"][2] == 16 and by["tp1"][2] == 0
-    assert len(s["memory"]) == 12          # 4 layouts x 3 contexts
+    # 4 layouts x 3 contexts, but a bar is drawn once per distinct memory: TP=4 and TP=8 hold the
+    # same state at every context (a sequence's state grows with the context as their count
+    # falls: TP=8 holds 256 x 0.25 GiB at 8k, 64 x 1 GiB at 32k, 16 x 4 GiB at 128k = 64 GiB),
+    # so each is one bar naming its three cells: 4 + 4 - 2 - 2 + 2 = 8 bars, not 12 repeats
+    assert len(s["memory"]) == 8
+    tp8 = [b for b in s["memory"] if b["id"] == "tp8"]
+    assert len(tp8) == 1 and tp8[0]["cell"] == "context=8k, 32k, 128k"
+    assert tp8[0]["state_bytes"] == 64 * 1073741824
+    # counts from 0 to 256 against a target of 1 span orders of magnitude: a tick per decade
+    assert panel["y_scale"] == "symlog"
     assert f"wrote {out}" in err
     assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
 
@@ -73,6 +82,8 @@ def test_svg_users_sweep_with_the_target_steps(tmp_path):
     (panel,) = s["panels"]
     assert panel["target"] == [1, 32, 65]
     assert {c["id"]: c["max_sequences"] for c in panel["curves"]}["tp8"] == [64, 64, 64]
+    # counts 1 to 65 (within 100x): a linear axis, not a log axis with one tick label
+    assert panel["y_scale"] == "linear"
     root = ET.parse(out).getroot()
     assert root.tag.endswith("svg")
 

@@ -82,15 +82,37 @@ def series(report: Report, cells: tuple[SweepCell, ...], axes: tuple[SweepAxis, 
         curves = [{"id": i, "label": lab, "max_sequences": [
             next((x.max_sequences for x in c.layouts if x.id == i), None) for c in mine]}
             for i, lab in ids.items()]
-        panels.append({"title": f"{second.axis}={v}" if second else "",
-                       "target": [c.required_sequences for c in mine], "curves": curves})
-    memory = [{"cell": ", ".join(f"{k}={v}" for k, v in c.values.items()), "id": x.id,
-               "label": x.label, **x.memory_per_rank.to_json()}
-              for c in cells for x in c.layouts if x.memory_per_rank]
+        target = [c.required_sequences for c in mine]
+        counts = [y for c in curves for y in c["max_sequences"] if y] + [t for t in target if t]
+        # counts over orders of magnitude get a tick per decade (0 stays on the axis)
+        log = bool(counts) and max(counts) > 100 * min(counts)
+        panels.append({"title": f"{second.axis}={v}" if second else "", "target": target,
+                       "curves": curves, "y_scale": "symlog" if log else "linear"})
+    memory: list[dict] = []
+    for c in cells:
+        for x in c.layouts:
+            if not x.memory_per_rank:
+                continue
+            bar = {"cell": ", ".join(f"{k}={v}" for k, v in c.values.items()), "id": x.id,
+                   "label": x.label, **x.memory_per_rank.to_json()}
+            same = next((b for b in memory if {k: v for k, v in b.items() if k != "cell"}
+                         == {k: v for k, v in bar.items() if k != "cell"}), None)
+            if same is None:
+                memory.append(bar)
+            else:                      # the same layout with the same memory: one bar, its cells
+                same["cell"] = _cells(same["cell"], bar["cell"])
     return {"kvfit_plot": 1, "model": report.model.source,
             "capacity_model": report.capacity_model.label, "x_axis": x_axis,
             "x_labels": list(axes[0].values) if axes else [], "panels": panels,
             "memory": memory}
+
+
+def _cells(have: str, more: str) -> str:
+    """'context=8k' + 'context=32k' -> 'context=8k, 32k' (one swept axis), else joined by '; '."""
+    key, _, value = more.partition("=")
+    if "," not in more and ";" not in have and have.startswith(key + "="):
+        return f"{have}, {value}"
+    return f"{have}; {more}"
 
 
 def _curves(ax, s: dict, panel: dict) -> None:
@@ -102,9 +124,7 @@ def _curves(ax, s: dict, panel: dict) -> None:
     same = len(set(target)) == 1 and target[0] is not None
     ax.step(xs, [float("nan") if t is None else t for t in target], where="mid", color="black",
             linestyle="--", label=f"target ({target[0]:,})" if same else "target")
-    top = max([y for c in panel["curves"] for y in c["max_sequences"] if y is not None]
-              + [t for t in target if t is not None] + [0])
-    if top > 50:                    # counts over orders of magnitude; 0 stays on the axis
+    if panel["y_scale"] == "symlog":
         ax.set_yscale("symlog", linthresh=1)
     ax.set_xticks(xs, s["x_labels"])
     ax.set_xlabel(s["x_axis"])
@@ -128,7 +148,7 @@ def _bars(ax, s: dict) -> None:
                    linewidth=0.5)
             bottom = [a + b for a, b in zip(bottom, h, strict=True)]
     ticks = [b["label"].replace(" x ", "x") + (f"\n{b['cell']}" if b["cell"] else "")
-             for b in bars]
+             .replace(", ", "\n").replace("; ", "\n") for b in bars]   # a cell a line
     ax.set_xticks(xs, ticks, fontsize=7, rotation=90 if len(bars) > 8 else 0)
     ax.set_ylabel("GiB per rank")
     ax.set_title("per-rank memory at max resident sequences", fontsize=9)
