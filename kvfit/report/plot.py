@@ -83,28 +83,36 @@ def series(report: Report, cells: tuple[SweepCell, ...], axes: tuple[SweepAxis, 
             next((x.max_sequences for x in c.layouts if x.id == i), None) for c in mine]}
             for i, lab in ids.items()]
         target = [c.required_sequences for c in mine]
-        counts = [y for c in curves for y in c["max_sequences"] if y] + [t for t in target if t]
-        # counts over orders of magnitude get a tick per decade (0 stays on the axis)
-        log = bool(counts) and max(counts) > 100 * min(counts)
         panels.append({"title": f"{second.axis}={v}" if second else "", "target": target,
-                       "curves": curves, "y_scale": "symlog" if log else "linear"})
+                       "curves": curves, "y_scale": _y_scale(curves, target)})
     memory: list[dict] = []
     for c in cells:
         for x in c.layouts:
             if not x.memory_per_rank:
                 continue
-            bar = {"cell": ", ".join(f"{k}={v}" for k, v in c.values.items()), "id": x.id,
-                   "label": x.label, **x.memory_per_rank.to_json()}
-            same = next((b for b in memory if {k: v for k, v in b.items() if k != "cell"}
-                         == {k: v for k, v in bar.items() if k != "cell"}), None)
-            if same is None:
-                memory.append(bar)
-            else:                      # the same layout with the same memory: one bar, its cells
-                same["cell"] = _cells(same["cell"], bar["cell"])
+            _add_bar(memory, {"cell": ", ".join(f"{k}={v}" for k, v in c.values.items()),
+                              "id": x.id, "label": x.label, **x.memory_per_rank.to_json()})
     return {"kvfit_plot": 1, "model": report.model.source,
             "capacity_model": report.capacity_model.label, "x_axis": x_axis,
             "x_labels": list(axes[0].values) if axes else [], "panels": panels,
             "memory": memory}
+
+
+def _y_scale(curves: list[dict], target: list) -> str:
+    """'symlog' (a tick per decade, 0 on the axis) when the counts span more than 100x, else
+    'linear'."""
+    counts = [y for c in curves for y in c["max_sequences"] if y] + [t for t in target if t]
+    return "symlog" if counts and max(counts) > 100 * min(counts) else "linear"
+
+
+def _add_bar(memory: list[dict], bar: dict) -> None:
+    """Append a bar, or name its cell on the bar of the same layout with the same memory."""
+    same = next((b for b in memory if {k: v for k, v in b.items() if k != "cell"}
+                 == {k: v for k, v in bar.items() if k != "cell"}), None)
+    if same is None:
+        memory.append(bar)
+    else:
+        same["cell"] = _cells(same["cell"], bar["cell"])
 
 
 def _cells(have: str, more: str) -> str:
