@@ -20,6 +20,7 @@ import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from ..atomic import write_bytes
 from ..specs import cache
 
 
@@ -91,16 +92,8 @@ def render(bundle: dict) -> str:
 
 
 def write(target: Path, text: str) -> None:
-    """Write atomically (a temp file beside the target, removed on failure)."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Write atomically through kvfit.atomic, readable by all like any file of the checkout."""
+    write_bytes(target, text.encode("utf-8"), shared=True)
 
 
 def stale(target: Path, text: str) -> tuple[int, int] | None:
