@@ -101,7 +101,7 @@ def _weights(entry: dict[str, Any]) -> dict[str, Any]:
     from .. import dtypes
     from ..errors import KvfitError
     from ..hub.catalog import lookup_catalog
-    from ..plan.build import _weights as plan_weights
+    from ..plan.build import checkpoint_weights
     from ..plan.request import PlanRequest
     from ..plan.sections import quant_section
     from ..state.resolve import resolve_architecture
@@ -110,7 +110,7 @@ def _weights(entry: dict[str, Any]) -> dict[str, Any]:
     try:
         res = resolve_architecture(meta.config)
         model = dtypes.model_dtype(meta.config, res.root, res.root_name)
-        weights, _ = plan_weights(PlanRequest(model=entry["repo_id"]), meta, res,
+        weights, _ = checkpoint_weights(PlanRequest(model=entry["repo_id"]), meta, res,
                                   quant_section(meta, []),
                                   model.bytes if model else dtypes.WIDTHS["bf16"], [])
     except KvfitError as exc:

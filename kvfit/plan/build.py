@@ -123,7 +123,7 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
     return ctx, declared, f"user: --context {req.context}", rope
 
 
-def _weights(req, meta, res, quant, model_bytes, warnings):
+def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
     """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for."""
     arch = res.arch
     if req.parallelism != "tp":
@@ -287,7 +287,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
              "mtp": 1 if req.mtp else 0}
     comps = once(meta, ("state", ctx, tuple(names.items()), layout),
                  lambda: evaluate_components(arch, fields, sets, ctx, names, layout))
-    weights, own = _weights(req, meta, res, quant, model.bytes, warnings)
+    weights, own = checkpoint_weights(req, meta, res, quant, model.bytes, warnings)
     divides = tp_divides(arch, values)
     caches = cache_names(kv, index, arch, comps, req.index_dtype, warnings)
     if cap.engine:
