@@ -9,7 +9,7 @@ marked "empty cache" get a new empty KVFIT_CACHE_DIR for every run; the others s
 cache warmed by a first run. The real Hub is never contacted: the "hub" cases talk to the
 local test hub (tests/hubserver, started here on 127.0.0.1) and count its requests; the rest
 run with HF_HUB_OFFLINE=1. The in-process case plans a catalog model with
-kvfit.plan.build.plan in a loop in one process (what a library user or a server pays per
+kvfit.planner.build.plan in a loop in one process (what a library user or a server pays per
 plan). The table gives medians, then each budget with its figure:
 
     warm CLI plan                        <= 150 ms wall
@@ -59,7 +59,7 @@ IN_PROCESS = f"""
 import statistics, sys, time
 from kvfit.cli.request import request_from
 from kvfit.cli.plan_args import build_parser
-from kvfit.plan.build import plan
+from kvfit.planner.build import plan
 req = request_from(vars(build_parser().parse_args({IN_PROCESS_PLAN!r})))
 plan(req)
 times = []
@@ -118,7 +118,7 @@ BUDGETS = [
 
 
 def in_process(root: Path, env: dict, loops: int = 50) -> float:
-    """Median ms of kvfit.plan.build.plan for the catalog model on 8 x H100, `loops` plans in
+    """Median ms of kvfit.planner.build.plan for the catalog model on 8 x H100, `loops` plans in
     one process."""
     out = subprocess.run([sys.executable, "-c", IN_PROCESS, str(loops)], cwd=root, env=env,
                          capture_output=True, text=True, check=True, timeout=600).stdout

@@ -148,7 +148,7 @@ _SCHEMAS: dict = {}
 
 
 def _validating(plan):
-    """kvfit.plan.build.plan, validating the JSON of every Report it returns (every plan the
+    """kvfit.planner.build.plan, validating the JSON of every Report it returns (every plan the
     suite makes in-process: the CLI's, sweeps' cells, suggestions' re-plans, audits, fits)."""
     import functools
 
@@ -161,7 +161,7 @@ def _validating(plan):
 
 
 def _install_validating_plan() -> None:
-    from kvfit.plan import build
+    from kvfit.planner import build
     if not hasattr(build.plan, "__wrapped__"):
         build.plan = _validating(build.plan)
 

@@ -108,7 +108,7 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
 
     from kvfit.cli.request import request_from, verdict_code
     from kvfit.errors import KvfitError
-    from kvfit.plan import build
+    from kvfit.planner import build
     from kvfit.report.jsonout import render_json
 
     here, read = (ROOT / directory).resolve(), build.load_metadata

@@ -34,8 +34,8 @@ from kvfit.checkpoint.metadata import FileEntry, Metadata
 from kvfit.engines import parallelism
 from kvfit.errors import ConfigError, UsageError
 from kvfit.expr import compile_expr
-from kvfit.plan import ownership
-from kvfit.plan.dpa import padding_bytes, page_tokens
+from kvfit.planner import ownership
+from kvfit.planner.dpa import padding_bytes, page_tokens
 from kvfit.specs.architecture import Experts
 
 from conftest import run_cli, run_json

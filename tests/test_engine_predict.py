@@ -208,8 +208,8 @@ def test_print_command_spelling_by_version():
 
 
 def test_plan_with_engine_adds_engine_sections_and_command():
-    from kvfit.plan.build import plan
-    from kvfit.plan.request import PlanRequest
+    from kvfit.planner.build import plan
+    from kvfit.planner.request import PlanRequest
     from kvfit.report.engine_text import render_text
 
     req = PlanRequest(model=str(CONFIGS / "Qwen--Qwen3-32B"), hardware="h100-80", gpus=2,

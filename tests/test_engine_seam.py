@@ -1,5 +1,5 @@
 """The engine seam: no engine-name comparison outside kvfit/engines/, and a third engine added
-from one spec file plus one module plans with nothing in kvfit/plan/ touched.
+from one spec file plus one module plans with nothing in kvfit/planner/ touched.
 
 What counts as naming an engine (a string literal in Python code, docstrings excepted):
   - a literal equal to an engine id or an attention-DP mode name, in any letter case:
@@ -140,7 +140,7 @@ def test_a_plan_with_the_toy_engine_takes_its_capacity(toy):
 
 
 def test_nothing_in_plan_names_the_toy_engine():
-    for path in (KVFIT / "plan").glob("*.py"):
+    for path in (KVFIT / "planner").glob("*.py"):
         assert "toy" not in re.findall(r"[a-z]+", path.read_text(encoding="utf-8")), path
 
 

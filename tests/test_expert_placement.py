@@ -42,12 +42,12 @@ import pytest
 from kvfit.checkpoint.metadata import Metadata
 from kvfit.errors import UsageError
 from kvfit.hardware.presets import find_system
-from kvfit.plan import ownership
-from kvfit.plan.dpa import dpa_layouts
-from kvfit.plan.dpa_notes import split_note
-from kvfit.plan.expert_split import classify, header_patterns
-from kvfit.plan.layouts import Budget
-from kvfit.plan.systems import of_system
+from kvfit.planner import ownership
+from kvfit.planner.dpa import dpa_layouts
+from kvfit.planner.dpa_notes import split_note
+from kvfit.planner.expert_split import classify, header_patterns
+from kvfit.planner.layouts import Budget
+from kvfit.planner.systems import of_system
 from kvfit.specs.registry import builtin_architecture as load_architecture
 from kvfit.state.evaluate import ComponentState
 

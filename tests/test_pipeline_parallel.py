@@ -14,7 +14,7 @@ import pytest
 from kvfit.engines.pages import LayerPage, group_pages
 from kvfit.engines.vllm_pp import stage_bytes_per_block
 from kvfit.errors import UsageError
-from kvfit.plan.stages import partition
+from kvfit.planner.stages import partition
 
 from conftest import run_cli, run_json, validate
 

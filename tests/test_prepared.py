@@ -1,4 +1,4 @@
-"""kvfit.plan.prepared: one preparation (spec, dtypes, state, weights) per checkpoint and
+"""kvfit.planner.prepared: one preparation (spec, dtypes, state, weights) per checkpoint and
 question, priced on every fleet, with answers identical to a fresh plan per fleet (issue 13:
 an audit "evaluates its state once, then prices every fleet and context from those")."""
 
@@ -11,10 +11,10 @@ import pytest
 
 from kvfit.audit.config import load_frontier
 from kvfit.audit.run import run
-from kvfit.plan import build
-from kvfit.plan.build import load_metadata, plan
-from kvfit.plan.prepared import Preparations
-from kvfit.plan.request import PlanRequest
+from kvfit.planner import build
+from kvfit.planner.build import load_metadata, plan
+from kvfit.planner.prepared import Preparations
+from kvfit.planner.request import PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "audit" / "open-frontier.toml"
@@ -25,7 +25,7 @@ FLEETS = [{}, {"hardware": "h100-80", "gpus": 1}, {"hardware": "h100-80", "gpus"
 
 @pytest.fixture
 def prepares(monkeypatch) -> list:
-    """Every call of kvfit.plan.build.prepare, as (request's kv dtype, context, hardware)."""
+    """Every call of kvfit.planner.build.prepare, as (request's kv dtype, context, hardware)."""
     calls, real = [], build.prepare
 
     def counted(req, warnings, meta=None):
@@ -90,6 +90,6 @@ def test_the_bundled_audit_prepares_each_question_once(prepares, monkeypatch):
 def test_only_the_fleet_is_left_out_of_the_key():
     # Every other request field keys a preparation, so a field prepare() reads can never be
     # shared by mistake; the fleet names are real fields (a rename would only cost reuse).
-    from kvfit.plan.prepared import FLEET
+    from kvfit.planner.prepared import FLEET
 
     assert set(FLEET) == {"hardware", "gpus", "system", "nodes"} <= set(PlanRequest.names())

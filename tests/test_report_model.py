@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kvfit.plan.build import plan
-from kvfit.plan.request import PlanRequest
+from kvfit.planner.build import plan
+from kvfit.planner.request import PlanRequest
 from kvfit.report import model as rm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,9 +96,9 @@ def test_absent_keys_stay_absent_and_render_as_plain_json(report):
 
 
 def test_every_in_process_plan_of_the_suite_is_validated_against_the_schema():
-    """tests/conftest.py wraps kvfit.plan.build.plan: every Report the suite makes in-process
+    """tests/conftest.py wraps kvfit.planner.build.plan: every Report the suite makes in-process
     has its JSON validated (and run_cli validates every --json plan report it prints)."""
-    import kvfit.plan.build as build
+    import kvfit.planner.build as build
     assert hasattr(build.plan, "__wrapped__") and plan is build.plan
 
 

@@ -153,7 +153,7 @@ def test_search_preset_keys(tmp_path):
 
 
 def test_tp_candidates_are_every_divisor_in_order():
-    from kvfit.plan.layouts import tp_candidates
+    from kvfit.planner.layouts import tp_candidates
     assert tp_candidates(12, None) == [1, 2, 3, 4, 6, 12]
     assert tp_candidates(1024, None) == [2**k for k in range(11)]
     assert tp_candidates(36, None) == [1, 2, 3, 4, 6, 9, 12, 18, 36]   # a square: 6 once
@@ -185,9 +185,9 @@ def test_the_node_local_count_found_by_bisection_is_the_first_a_walk_finds():
     """Every node count from 3 to 40 walked one by one: the first node-local fit is the one
     the search reports (the bisection relies on a node-local fit only growing with nodes)."""
     from kvfit.hardware.presets import find_system
-    from kvfit.plan import placements, systems
-    from kvfit.plan.build import prepare
-    from kvfit.plan.request import PlanRequest
+    from kvfit.planner import placements, systems
+    from kvfit.planner.build import prepare
+    from kvfit.planner.request import PlanRequest
 
     req = PlanRequest(model=str(QWEN), context="32k", weight_gib=560, concurrent_users=23,
                       utilization=0.9)
@@ -210,7 +210,7 @@ def test_the_node_local_count_found_by_bisection_is_the_first_a_walk_finds():
 def test_a_search_that_skips_counts_answers_as_a_walk_of_every_count(flags, monkeypatch):
     """Where capacity only grows with nodes the search skips the counts that divide one that
     does not fit; the whole report must be what walking every count 1..N gives."""
-    from kvfit.plan import search
+    from kvfit.planner import search
 
     argv = [QWEN, "--context", "32k", "--weight-gib", "61", "--concurrent-users", "100000",
             "--systems", "dgx-h100", *flags]

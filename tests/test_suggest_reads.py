@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvfit.plan import build
-from kvfit.plan.request import PlanRequest
+from kvfit.planner import build
+from kvfit.planner.request import PlanRequest
 
 MINIMAX = Path(__file__).resolve().parent / "architectures" / "minimax_m3" / "configs" / \
     "nvidia--MiniMax-M3-NVFP4"
@@ -23,7 +23,7 @@ def test_suggestions_reuse_the_local_read_and_answer_the_same(monkeypatch):
         reads.append(req.model)
         return real(req)
 
-    from kvfit.plan import suggest
+    from kvfit.planner import suggest
 
     fresh_replanner, asked_for = suggest._replanner, []
 

@@ -158,7 +158,7 @@ def test_a_gpus_sweep_heads_each_cell_by_its_own_layout():
 
 
 def test_the_checkpoint_is_resolved_once(monkeypatch):
-    from kvfit.plan import build
+    from kvfit.planner import build
 
     calls = []
     real = build.load_metadata

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from kvfit.hardware.presets import find_accelerator, find_system
-from kvfit.plan.layouts import recommend
-from kvfit.plan.systems import Topology, domains_spanned, of_hardware, of_system
+from kvfit.planner.layouts import recommend
+from kvfit.planner.systems import Topology, domains_spanned, of_hardware, of_system
 
 from conftest import run_cli, run_json
 

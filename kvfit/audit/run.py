@@ -6,9 +6,9 @@ import re
 from fractions import Fraction
 
 from ..errors import KvfitError
-from ..plan.build import load_metadata, plan
-from ..plan.prepared import Preparations
-from ..plan.request import PlanRequest
+from ..planner.build import load_metadata, plan
+from ..planner.prepared import Preparations
+from ..planner.request import PlanRequest
 from ..report.words import count
 from .config import Frontier
 from .oracle import state_bytes

@@ -71,7 +71,7 @@ _CHECK_KEYS = ("check_engine", "engine_python", "engine_probe", "engine_timeout"
 
 def _request(values: dict):
     """The PlanRequest, without --check-engine options: calibrate runs its own preflight."""
-    from ..plan.request import PlanRequest, normalize_tp
+    from ..planner.request import PlanRequest, normalize_tp
 
     values = {k: v for k, v in values.items() if k not in _CHECK_KEYS}
     return PlanRequest(**normalize_tp(values, "preset tp"))
@@ -95,8 +95,8 @@ def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:
 
 def engine_prediction(report: dict, engine: str) -> dict | None:
     """The engine's capacity for the recommended layout, read from the plan (which the engine
-    answered: kvfit.plan.capacity), or None when the engine model could not answer."""
-    from ..plan.layouts import recommended_layout
+    answered: kvfit.planner.capacity), or None when the engine model could not answer."""
+    from ..planner.layouts import recommended_layout
 
     lay = recommended_layout(report)
     if lay is None or lay.get("capacity_model") != engine:
@@ -111,8 +111,8 @@ def engine_prediction(report: dict, engine: str) -> dict | None:
 
 def plan(values: dict, cal: config.Calibration) -> Deployment:
     """Run the plan for the preset and name the deployment it recommends."""
-    from ..plan.build import load_metadata
-    from ..plan.build import plan as run_plan
+    from ..planner.build import load_metadata
+    from ..planner.build import plan as run_plan
 
     req = _request(values)
     try:      # the engine answers the plan, so the predicted boundary is the engine's

@@ -93,7 +93,7 @@ def describe(repo_id: str) -> dict[str, Any]:
 
 
 def _weights(entry: dict[str, Any]) -> dict[str, Any]:
-    """The weights' basis as a plan counts them (kvfit.plan.build's own weight count) from the
+    """The weights' basis as a plan counts them (kvfit.planner.build's own weight count) from the
     catalog's metadata, without hardware."""
     if entry.get("total_size") is not None:
         return {"basis": "index", "bytes": entry["total_size"],
@@ -101,9 +101,9 @@ def _weights(entry: dict[str, Any]) -> dict[str, Any]:
     from .. import dtypes
     from ..errors import KvfitError
     from ..hub.catalog import lookup_catalog
-    from ..plan.build import checkpoint_weights
-    from ..plan.request import PlanRequest
-    from ..plan.sections import quant_section
+    from ..planner.build import checkpoint_weights
+    from ..planner.request import PlanRequest
+    from ..planner.sections import quant_section
     from ..state.resolve import resolve_architecture
 
     meta = lookup_catalog(entry["repo_id"])

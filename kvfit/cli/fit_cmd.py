@@ -96,9 +96,9 @@ def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
 
 def _check_target(flags: list[str]) -> None:
     """Refuse a bad target once (exit 2), not once per checkpoint."""
-    from ..plan.placements import check_tp
-    from ..plan.request import check_request
-    from ..plan.systems import from_request
+    from ..planner.placements import check_tp
+    from ..planner.request import check_request
+    from ..planner.systems import from_request
     from .plan_args import build_parser
     from .request import request_from
 
@@ -117,7 +117,7 @@ def candidates(ns: argparse.Namespace):
     from ..hub.catalog import catalog_repo_ids
     from ..hub.catalog_info import family_keys, siblings
     from ..paths import user_path
-    from ..plan.fit import Candidate
+    from ..planner.fit import Candidate
 
     out = []
     if not ns.no_catalog:
@@ -154,7 +154,7 @@ def _progress():
 
 
 def run(argv: list[str]) -> int:
-    from ..plan.fit import run as run_fit
+    from ..planner.fit import run as run_fit
     from .fit_text import render
     from .plan_args import build_parser
     from .request import request_from, verdict_code

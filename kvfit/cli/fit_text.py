@@ -1,8 +1,8 @@
-"""The text rendering of `kvfit fit` (kvfit.plan.fit's result)."""
+"""The text rendering of `kvfit fit` (kvfit.planner.fit's result)."""
 
 from __future__ import annotations
 
-from ..plan.fit import DOES_NOT_FIT, FITS, NOT_JUDGED, REFUSED
+from ..planner.fit import DOES_NOT_FIT, FITS, NOT_JUDGED, REFUSED
 
 GIB = 1024**3
 

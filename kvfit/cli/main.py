@@ -49,7 +49,7 @@ def _list_hardware(as_json: bool) -> int:
 def _list_systems(as_json: bool) -> int:
     import json
 
-    from ..plan.systems import listing
+    from ..planner.systems import listing
     rows = listing()
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -81,7 +81,7 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
         from .sweep_cmd import run_sweep
         return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     req = request_from(ns)
-    from ..plan.build import plan
+    from ..planner.build import plan
     req.hub_started = started
     report = planned(req, lambda: plan(req))
     if req.json:

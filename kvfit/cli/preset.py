@@ -222,7 +222,7 @@ def _same_model(a: str, b: str) -> bool:
 
 def _same(key: str, a, b) -> bool:
     if key == "context":
-        from ..plan.context import parse_context
+        from ..planner.context import parse_context
         try:
             return parse_context(a) == parse_context(b)
         except KvfitError:
@@ -283,7 +283,7 @@ def wants_json(argv: list[str]) -> bool:
 
 def _rope(value, at: str) -> dict:
     """rope_scaling as a table, an inline table or a JSON string -> the request's knob."""
-    from ..plan.rope import parse_rope
+    from ..planner.rope import parse_rope
     return {"rope_scaling": parse_rope(value, f"preset rope_scaling ({at})"),
             "rope_scaling_source": "preset rope_scaling"}
 

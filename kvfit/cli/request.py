@@ -9,8 +9,8 @@ from pathlib import Path
 def request_from(ns: dict):
     """The PlanRequest from the parsed flags (engine spellings resolved) and an optional preset
     (kvfit.cli.preset.merge: the command line wins, and says so)."""
-    from ..plan.request import PlanRequest, normalize_tp
-    from ..plan.spellings import resolve
+    from ..planner.request import PlanRequest, normalize_tp
+    from ..planner.spellings import resolve
 
     knobs = resolve(ns)
     values: dict = {}

@@ -2,7 +2,7 @@
 
 Bad --sweep specs and --plot targets are refused before any planning; the chart is written
 before anything is printed, so an error leaves neither a half-written file nor a report.
-Exit codes: a sweep's (kvfit.plan.sweep.exit_code), else the plan's own.
+Exit codes: a sweep's (kvfit.planner.sweep.exit_code), else the plan's own.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 
 
 def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
-    from ..plan import sweep
+    from ..planner import sweep
     from .request import planned, request_from, verdict_code
 
     target = None
@@ -25,7 +25,7 @@ def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
         report = planned(req, lambda: sweep.run(req, axes))
         cells, code = report.sweep.cells, report.sweep.exit_code
     else:
-        from ..plan.build import plan
+        from ..planner.build import plan
         report = planned(req, lambda: plan(req))
         cells, code = [sweep.cell_result(report, {})], verdict_code(report)
         if report.engine_check:

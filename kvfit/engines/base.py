@@ -56,7 +56,7 @@ class Engine(ABC):
     # utilization reaches the prediction as Inputs.utilization and the engine converts it
     utilization_flag: str | None = None
     memory_flag: str | None = None      # the memory knob a launch sets (calibration)
-    rope_note: str | None = None        # how it reads a stated rope_scaling (kvfit.plan.rope)
+    rope_note: str | None = None        # how it reads a stated rope_scaling (kvfit.planner.rope)
     suggests_pp: bool = True            # a plan under it may suggest pipeline stages
     # (flag, its spelling, noun) that trades prefix reuse for fewer recurrent slots per request
     prefix_cache_off: tuple[str, str, str] | None = None
@@ -99,7 +99,7 @@ class Engine(ABC):
 
     def memory_parts(self, e: dict, hw: dict) -> dict | None:
         """Its prediction's per-rank memory as chart parts: {total, basis, weights, state,
-        reserve, engine_overheads} in bytes (kvfit.plan.memory_bars), or None."""
+        reserve, engine_overheads} in bytes (kvfit.planner.memory_bars), or None."""
         return None
 
     def concurrency_basis(self, e: dict) -> str:

@@ -13,7 +13,7 @@ from ..errors import UsageError
 S = argparse.SUPPRESS
 # (flag, type, engine, help). Types: int, float, str, or "bool" (store_true). engine: the engine
 # whose flag this is ("vllm", "sglang", or "both"); an engine-only flag without --engine
-# selects that engine (kvfit.plan.spellings).
+# selects that engine (kvfit.planner.spellings).
 _FLAGS = [
     ("--kv-cache-memory-bytes", int, "vllm", "vLLM: KV cache bytes per GPU; skips utilization "
      "sizing, so the pool (blocks, tokens, concurrency) is predicted even without weight bytes"),
@@ -65,7 +65,7 @@ _FLAGS = [
 ]
 # The engines' spellings of kvfit's own knobs (plan parser only): (flag, type, engine, knob,
 # help). Each sets the same request field as kvfit's flag; two spellings with different values
-# exit 2 naming both (kvfit.plan.spellings).
+# exit 2 naming both (kvfit.planner.spellings).
 ALIASES = [
     ("--gpu-memory-utilization", float, "vllm", "utilization", "vLLM's spelling of "
      "--utilization (fraction of each GPU's memory for the engine)"),
@@ -162,7 +162,7 @@ def _mode(flag: str) -> str:
 
 def layout_aliases(a: dict, put) -> None:
     """TP / DP / attention-DP / EP spellings -> tp, dp, attention_dp, parallelism, each given
-    to put(knob, spelling, value) (kvfit.plan.spellings collects and checks them)."""
+    to put(knob, spelling, value) (kvfit.planner.spellings collects and checks them)."""
     ep = a.get("enable_expert_parallel")
     dpa = a.get("enable_dp_attention") or "attn_dp_size" in a
     if ep and dpa:

@@ -25,7 +25,7 @@ class Launch:
       VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION; None: even split);
     mtp: speculative (MTP) tokens per step (0: none); index_dtype: the sparse-indexer cache
     dtype in the engine's spelling (None: the engine's default); rope_override: the config
-    override JSON for a stated RoPE scaling (kvfit.plan.rope); flags: further engine flags.
+    override JSON for a stated RoPE scaling (kvfit.planner.rope); flags: further engine flags.
     """
 
     model: str

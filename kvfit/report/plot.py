@@ -2,7 +2,7 @@
 
 Two charts: max resident sequences per layout along the swept axis, with the target line
 (one panel per value of a second axis), and a stacked per-rank memory bar per layout and cell
-(kvfit.plan.memory_bars). The drawn numbers are the report's own; the plotted series are
+(kvfit.planner.memory_bars). The drawn numbers are the report's own; the plotted series are
 embedded as JSON in the file (PNG text chunk `kvfit:series`, SVG <metadata> dc:description),
 so they can be checked without pixels. matplotlib is imported only here, only when asked,
 drawing on the Agg canvas (no pyplot, no display); the file is written atomically.

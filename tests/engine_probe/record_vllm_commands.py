@@ -40,9 +40,9 @@ PLANS = [
 def commands(plan: list[str], engine: str = "vllm") -> list[tuple[int, str]]:
     """(host, command) pairs kvfit prints for `plan` with --print-command `engine`."""
     from kvfit.cli.plan_args import build_parser
-    from kvfit.plan.build import plan as run_plan
-    from kvfit.plan.request import PlanRequest, normalize_tp
-    from kvfit.plan.spellings import resolve
+    from kvfit.planner.build import plan as run_plan
+    from kvfit.planner.request import PlanRequest, normalize_tp
+    from kvfit.planner.spellings import resolve
 
     ns = vars(build_parser().parse_args([*plan, "--offline", "--print-command", engine]))
     values = ns | resolve(ns)

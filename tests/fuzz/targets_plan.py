@@ -109,7 +109,7 @@ def plan_argv(argv: list[str]) -> str:
     engine's input, not kvfit's (and a process start per case)."""
     from kvfit.cli.plan_args import build_parser
     from kvfit.cli.request import request_from
-    from kvfit.plan.build import plan
+    from kvfit.planner.build import plan
     from kvfit.preflight.options import engine_check
 
     with redirect_stderr(io.StringIO()):
@@ -241,8 +241,8 @@ def model_ref(case: tuple[str, str | None]) -> str:
 
     from kvfit.hub import parse_reference
     from kvfit.hub.reference import _REPO_ID, _REVISION, ARTIFACT_SUFFIXES
-    from kvfit.plan.build import load_metadata
-    from kvfit.plan.request import PlanRequest
+    from kvfit.planner.build import load_metadata
+    from kvfit.planner.request import PlanRequest
 
     text, revision = case
     here = os.getcwd()

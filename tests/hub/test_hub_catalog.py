@@ -190,7 +190,7 @@ def test_each_folder_is_named_after_its_repo_and_siblings_are_found_by_it():
     named after its entry's repo id; the quantized siblings found that way are the ones a test
     of every catalog id finds."""
     from kvfit.hub import catalog
-    from kvfit.plan.suggest import QUANT_MARKS, siblings
+    from kvfit.planner.suggest import QUANT_MARKS, siblings
 
     for folder in FOLDERS:
         assert json.loads((folder / "entry.json").read_text())["repo_id"].replace("/", "--", 1) \

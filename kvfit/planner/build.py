@@ -51,9 +51,9 @@ class Model:
     rope: object = None
     memo: dict = field(default_factory=dict, repr=False)
     per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
-    judge: object = None            # kvfit.plan.constraints.Judge: the engines' layout rules
+    judge: object = None            # kvfit.planner.constraints.Judge: the engines' layout rules
     n_layers: int = 0               # decoder layers (what pipeline stages split)
-    edge: dict = field(default_factory=dict)   # embedding / LM-head bytes (kvfit.plan.stages)
+    edge: dict = field(default_factory=dict)   # embedding / LM-head bytes (kvfit.planner.stages)
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""
@@ -98,7 +98,7 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
     """(context, maximum, where the context came from, the stated RoPE scaling or None)."""
     declared = fields["max_context"].value
     rope = None
-    if req.rope_scaling:                  # kvfit.plan.rope answers None for none stated
+    if req.rope_scaling:                  # kvfit.planner.rope answers None for none stated
         from .rope import scaling
         rope = scaling(req.rope_scaling, req.rope_scaling_source, declared, warnings,
                        root.get("rope_scaling"))
@@ -172,7 +172,7 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
 
 
 def _judge(cap, quant, res, own, meta, model_bytes):
-    """The engines' layout constraints (kvfit.plan.constraints) for this checkpoint; a padded
+    """The engines' layout constraints (kvfit.planner.constraints) for this checkpoint; a padded
     shard's routed-expert bytes come from the ownership, else the estimate's routed rows."""
     from .constraints import judge_for
 
@@ -330,7 +330,7 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     "print_command"} merged into the request; its prediction is then every layout's capacity.
     meta (optional): the checkpoint metadata `load_metadata(req)` returned, reused (a sweep
     resolves the checkpoint once for all its cells). prepared (optional): a
-    kvfit.plan.prepared.Preparations, prepare() once for requests differing only in the fleet.
+    kvfit.planner.prepared.Preparations, prepare() once for requests differing only in the fleet.
     compare_bases=False (for callers that read only the verdict): no memory_basis_comparison.
     """
     from ..preflight.options import engine_check

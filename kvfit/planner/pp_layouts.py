@@ -1,7 +1,7 @@
 """TP x PP x DP layouts: every pipeline stage judged on its own budget; the fullest binds.
 
 A replica of TP=t x PP=p spans t x p GPUs. Stage s keeps its decoder layers' weights (its
-share, kvfit.plan.stages) split over its t ranks, and its layers' state per sequence; the
+share, kvfit.planner.stages) split over its t ranks, and its layers' state per sequence; the
 replica admits the sequences its tightest stage admits (vLLM keeps the smallest block count
 of all workers, vllm/v1/core/kv_cache_planning.py:1580-1595).
 """

@@ -33,7 +33,7 @@ def _quiet(req, **changes):
 
 
 def _replanner(plan):
-    """replan(asked, meta=None, **changes): a whole plan (by `plan`, kvfit.plan.build.plan,
+    """replan(asked, meta=None, **changes): a whole plan (by `plan`, kvfit.planner.build.plan,
     handed in by its caller) of the question as the user asked it, with `changes` (the
     utilization stays unstated when the user did not state it: SGLang then keeps its own
     fraction), or None when it is refused; `meta`: the checkpoint the plan already read, when
@@ -244,7 +244,7 @@ def suggestions(req, m, report, plan, asked=None) -> tuple:
     """The changes that would meet the target, smallest first (see the module docstring).
 
     req: the plan's request with its utilization resolved (for questions asked of `m`);
-    plan: the planner (kvfit.plan.build.plan), which re-plans each change;
+    plan: the planner (kvfit.planner.build.plan), which re-plans each change;
     asked: the request as the user gave it (default req), which every re-plan starts from."""
     if report.search or m.weights.bytes is None:
         return ()

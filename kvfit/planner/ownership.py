@@ -3,7 +3,7 @@
 Ownership is established from, in order: per-tensor sizes read from safetensors headers
 (Hub headers in Metadata.tensor_bytes, or *.safetensors files in a local directory),
 classified by the architecture spec's `experts.routed_tensors` pattern or, without one, by
-the module names of its routed-expert `parameters:` rows (kvfit.plan.expert_split); a
+the module names of its routed-expert `parameters:` rows (kvfit.planner.expert_split); a
 pinned `checkpoint-tensor-split.json` summary in the checkpoint folder (or kvfit's offline
 catalog) giving routed_expert_bytes, non_expert_bytes and routed_experts; or the spec's
 `parameters:` estimate, split into its routed-expert rows and the rest, labelled an

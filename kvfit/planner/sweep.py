@@ -1,6 +1,6 @@
 """`--sweep AXIS=v1,v2,...`: one plan per grid cell, each from the plan's own capacity model.
 
-A sweep does not compute a second answer: every cell is `kvfit.plan.build.plan` run on the
+A sweep does not compute a second answer: every cell is `kvfit.planner.build.plan` run on the
 request with the swept field replaced (the engine's prediction when an engine answers), on the
 checkpoint metadata the first cell resolved. A cell keeps the per-layout capacity, verdict and
 per-rank memory of that plan; the report of the sweep is the plan of its first cell with a

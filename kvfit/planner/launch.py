@@ -6,7 +6,7 @@ utilization; SGLang's memory fraction when the user stated --utilization or
 --mem-fraction-static), the KV-cache dtype the engine was given,
 the planned context, the checkpoint revision, MTP with --mtp, and a stated RoPE scaling as the
 engine's config override (vLLM --hf-overrides, SGLang --json-model-override-args; see
-kvfit.plan.rope for why max_position_embeddings goes with it).
+kvfit.planner.rope for why max_position_embeddings goes with it).
 """
 
 from __future__ import annotations

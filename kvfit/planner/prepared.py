@@ -2,7 +2,7 @@
 "resolves each checkpoint, reads its weights and evaluates its state once, then prices every
 fleet and context from those").
 
-`kvfit.plan.build.prepare` (spec match, dtypes, context, state, weights, the engines' layout
+`kvfit.planner.build.prepare` (spec match, dtypes, context, state, weights, the engines' layout
 judge, the report head) reads the request's fleet (--hardware/--gpus, --system/--nodes) only
 for an engine's storage layout, which depends on the GPU's compute capability. Requests that
 differ in their fleet alone, with the same capability, therefore share one preparation: the

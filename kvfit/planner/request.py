@@ -2,7 +2,7 @@
 
 One field per knob: `--utilization` and vLLM's `--gpu-memory-utilization` are the same field,
 as are `--kv-dtype` / `--kv-cache-dtype`, `--context` / `--max-model-len` / `--context-length`
-and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.plan.spellings maps them).
+and `--tp` / `--tensor-parallel-size` / `--tp-size` (kvfit.planner.spellings maps them).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class PlanRequest:
     utilization None: not stated; the plan resolves it once (the engine's default with
     --engine vllm, else kvfit's 0.9) and says where it came from.
     engine / engine_version / engine_flags / engine_overrides / print_command: the capacity
-    model (kvfit.plan.capacity) and launch command (engine_strict: refuse a version newer
+    model (kvfit.planner.capacity) and launch command (engine_strict: refuse a version newer
     than kvfit's rules instead of extrapolating); engine_selected_by says how the engine
     was chosen when --engine was not given (an engine-only flag, or --print-command).
     pp: pipeline-parallel stages per replica (None: 1); pp_layer_partition: vLLM's
@@ -33,7 +33,7 @@ class PlanRequest:
     start, so the whole run ends within it), or a function giving it (read when the Hub is
     first needed, so a local plan never imports the Hub's clock); None: from the first Hub
     request.
-    rope_scaling: the RoPE scaling the deployment serves with (kvfit.plan.rope), which raises
+    rope_scaling: the RoPE scaling the deployment serves with (kvfit.planner.rope), which raises
     the declared maximum context; rope_scaling_source: the flag or preset key that stated it.
     """
 

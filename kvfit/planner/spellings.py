@@ -94,7 +94,7 @@ def resolve(ns: dict) -> dict:
             if knob == "tp" and value == "auto":
                 continue
             if knob == "tp":
-                from ..plan.request import normalize_tp
+                from ..planner.request import normalize_tp
                 value = normalize_tp({"tp": value})["tp"]
             k.put(knob, flag, value)
     flags = dict(opts["flags"])

@@ -67,7 +67,7 @@ def component_section(c: ComponentState) -> StateComponent:
 
 def state_sections(m, comps: list, ctx: int) -> dict:
     """The context, state and weights sections for `comps` counted at `ctx` (m: the prepared
-    kvfit.plan.build.Model, whose weights they report)."""
+    kvfit.planner.build.Model, whose weights they report)."""
     return {"context_tokens": ctx,
             "state": State(bytes_per_sequence=sum(c.bytes_per_sequence for c in comps),
                            components=tuple(component_section(c) for c in comps)),
