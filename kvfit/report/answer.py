@@ -1,0 +1,176 @@
+"""One paragraph an agent or a page can quote: the verdict, the layout, the sequences held
+against those needed, the weights' basis, the first change that would fit when it does not,
+and the command line asking the same question.
+
+Like every renderer it computes nothing: each number is read from the report (a plan's typed
+Report, or the JSON that `kvfit fit` and `kvfit explain-log` print).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..textsafe import escape_controls
+from .model import Hardware, Report
+from .words import count, gib, number, tokens
+
+_WEIGHTS = {
+    "checkpoint files": "counted from the checkpoint's weight files",
+    "safetensors index": "read from the checkpoint's safetensors index",
+    "user": "stated with --weight-gib",
+    "config estimate": "ESTIMATED from the config's tensor shapes (give the checkpoint or "
+                       "--weight-gib for its real bytes)",
+    "runtime floor": "the engine's runtime planning floor",
+    "tensor split": "counted per tensor from the checkpoint",
+    "expert ownership": "counted per tensor from the checkpoint (expert ownership)",
+}
+_VERDICT = {True: "FITS", False: "DOES NOT FIT", None: "CANNOT BE JUDGED ON"}
+
+
+def _where(hw: Hardware) -> str:
+    if hw.system:
+        return f"{number(hw.nodes)} x {hw.system} ({number(hw.gpus)} x {hw.id})"
+    return f"{number(hw.gpus)} x {hw.id}"
+
+
+def _weights(r: Report) -> str:
+    w = r.weights
+    if w.bytes is None:
+        return "Weights: unknown (pass --weight-gib or a checkpoint with weight files or an index)."
+    return f"Weights: {gib(w.bytes)}, {_WEIGHTS.get(w.source, w.source)}."
+
+
+def _held(r: Report) -> str:
+    """The recommended layout, what it holds and what the target needs."""
+    lay, t = r.chosen, r.target
+    need = (f"the target needs {count(t.required_sequences, 'sequence')} "
+            f"({count(t.concurrent_users, 'user')} x "
+            f"{count(t.active_sequences_per_user, 'resident sequence')})")
+    held = f"holds {count(lay.max_sequences, 'sequence')}; {need}"
+    if lay.fits is not True and lay.reason and "the target needs" not in lay.reason:
+        held += f" ({lay.reason.rstrip('.')})"
+    return (f"the recommended layout {lay.label} " if lay.fits
+            else f"the best layout, {lay.label}, ") + held
+
+
+def _suggestion(r: Report) -> str:
+    if r.fits is not False or not r.suggestions:
+        return ""
+    s = r.suggestions[0]
+    where = (f" -> {s.layout}, {count(s.max_sequences, 'sequence')}" if s.layout else "")
+    return f" What would fit (smallest change first): {s.flags}: {s.description}{where}."
+
+
+def _inverse(r: Report) -> str:
+    inv = r.inverse
+    if not inv:
+        return ""
+    if inv.question == "min_gpus":
+        if inv.min_gpus is None:
+            return (f" No count of {inv.hardware} up to {number(inv.searched_up_to)} holds "
+                    f"{count(inv.required_sequences, 'sequence')}.")
+        return (f" Fewest GPUs: {number(inv.min_gpus)} x {inv.hardware} "
+                f"({inv.recommended.label}).")
+    best = inv.best
+    if best is None or best.max_context_tokens is None:
+        return f" No context up to {tokens(inv.upper_bound_tokens)} holds the target."
+    return (f" Longest context holding the target: {tokens(best.max_context_tokens)} "
+            f"({best.label}).")
+
+
+def _command(command: str | None) -> str:
+    return f" The same question on the command line: {command}" if command else ""
+
+
+def plan_answer(r: Report, command: str | None = None) -> str:
+    """The plan's answer in one paragraph; `command` is the equivalent `kvfit ...` line."""
+    head = f"{r.model.source} at {tokens(r.context_tokens)} (KV {r.kv_dtype})"
+    if r.hypothetical:
+        head = (f"HYPOTHETICAL (the context exceeds the declared maximum of "
+                f"{tokens(r.max_context_tokens)}): {head}")
+    lay = r.chosen
+    if r.search and not r.layouts:
+        text = (f"{head}: NO CANDIDATE: no system family of {', '.join(r.search.systems)} "
+                f"holds {count(r.target.required_sequences, 'sequence')} "
+                f"({r.search.why or 'see the search candidates'}).")
+    elif not r.layouts:
+        text = (f"{head}: STATE ONLY: {gib(r.state.bytes_per_sequence)} of state per sequence;"
+                " give hardware and GPUs (or a system) to plan a fit.")
+    elif lay is None:
+        text = f"{head}: NO LAYOUT: no valid layout for this model on {_where(r.hardware)}."
+    elif r.weights.bytes is None and lay.fits is None:
+        text = (f"{head}: WEIGHTS UNKNOWN on {_where(r.hardware)} "
+                f"({r.capacity_model.label}): {lay.label} holds "
+                f"{count(lay.max_sequences, 'sequence')} beside unknown weights, so no fit can "
+                "be judged; pass --weight-gib or a checkpoint with weight files or an index.")
+    else:
+        text = (f"{head}: {_VERDICT[lay.fits]} {_where(r.hardware)} "
+                f"({r.capacity_model.label}): {_held(r)}.")
+    if r.search and r.search.chosen:
+        text += f" Systems search: {r.search.chosen} chosen ({r.search.why})."
+    text += _inverse(r)
+    if r.layouts:
+        text += " " + _weights(r)
+    text += _suggestion(r) + _command(command)
+    return escape_controls(text)
+
+
+def sweep_answer(r: Report, command: str | None = None) -> str:
+    """A sweep's answer in one paragraph: each cell's verdict and recommended layout."""
+    cells = []
+    for c in r.sweep.cells:
+        name = ", ".join(f"{k}={v}" for k, v in c.values.items())
+        rec = c.recommended
+        verdict = {True: "fits", False: "does not fit", None: "not judged"}[c.fits]
+        cells.append(f"{name}: {verdict}" + (
+            f", {rec.label} holds {count(rec.max_sequences, 'sequence')}" if rec else ""))
+    need = count(r.target.required_sequences, "sequence") if r.target else "the target"
+    text = (f"{r.model.source} ({r.capacity_model.label}; the target needs {need}): "
+            + "; ".join(cells) + ". " + _weights(r) + _command(command))
+    return escape_controls(text)
+
+
+def fit_answer(fit: Mapping, command: str | None = None) -> str:
+    """`kvfit fit`'s answer in one paragraph, read from the JSON it prints: how many
+    checkpoints fit and the best three."""
+    t, counts = fit["target"], fit["counts"]
+    hw = t["hardware"]
+    where = (f"{number(hw['nodes'] or 1)} x {hw['system']}" if hw.get("system")
+             else f"{number(hw['gpus'])} x {hw['id']}")
+    need = count(t["target"]["required_sequences"], "sequence")
+    fits = fit["rows"].get("fits", [])
+    text = (f"{count(counts['fits'], 'checkpoint')} of {number(fit['planned'])} planned fit "
+            f"{where} at {tokens(t['context_tokens'])} for {need} ({t['capacity_model']})")
+    if fits:
+        best = "; ".join(f"{row['model']}: {row['recommended']['label']} holds "
+                         f"{count(row['max_sequences'], 'sequence')}, weights "
+                         f"{gib(row['weights']['bytes'], 1)} ({row['weights']['basis']})"
+                         for row in fits[:3])
+        text += f"; best first: {best}"
+    text += f". Each row is one plan: {fit['verify']}." + _command(command)
+    return escape_controls(text)
+
+
+def _value(value, unit: str) -> str:
+    """A printed or predicted number of explain-log as its table shows it."""
+    if unit == "gib":
+        return gib(value * 2**30, 2)
+    return f"{value:.4g}" if unit == "ratio" else number(int(round(value)))
+
+
+def explain_answer(ex: Mapping) -> str:
+    """`kvfit explain-log`'s answer in one paragraph, read from the JSON it prints: the
+    engine, the model and the printed numbers kvfit predicts furthest off."""
+    rows = [row for row in ex.get("rows", []) if row.get("diff_pct") is not None]
+    worst = sorted(rows, key=lambda row: -abs(row["diff_pct"]))[:3]
+    model = ex["model"] or "a model the log does not name"
+    text = (f"{ex['engine']} {ex['version']} log of {model} (config {ex['config']}, "
+            f"TP={number(ex['tp'])} {ex['tp_basis']}, KV {ex['kv_dtype']}): "
+            f"{count(len(rows), 'printed number')} compared with kvfit's prediction")
+    if worst:
+        text += "; furthest off: " + "; ".join(
+            f"{row['number']} printed {_value(row['printed'], row['unit'])}, predicted "
+            f"{_value(row['predicted'], row['unit'])} ({row['diff_pct']:+.2f}%)"
+            for row in worst)
+    notes = " ".join(ex.get("notes") or [])
+    return escape_controls(text + "." + (f" {notes}" if notes else ""))
