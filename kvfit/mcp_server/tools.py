@@ -1,0 +1,221 @@
+"""The tools `kvfit mcp` serves: name, description (when an agent should use it), input
+schema and the call, each a thin view of the public API (kvfit.api). No MCP SDK here.
+
+A call returns (structured, text): the JSON the same question's `kvfit ... --json` prints (a
+JSON object; a listing is wrapped in one) and one paragraph an agent can quote. Bad input is
+the API's typed exception (kvfit.KvfitError), carrying the CLI's paragraph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+# A pasted start-up log is kilobytes to a few megabytes; anything longer is not one.
+MAX_LOG_CHARS = 16 << 20
+MAX_QUERY_CHARS = 200
+MAX_MODEL_CHARS = 4096
+MAX_SWEEP_AXES = 8
+MAX_AXIS_CHARS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    schema: Callable[[], dict]
+    call: Callable[[dict, bool], tuple[dict, str]]   # (arguments, offline) -> (JSON, paragraph)
+    open_world: bool = False       # may reach the Hugging Face Hub
+
+
+def _api():
+    import kvfit
+
+    return kvfit
+
+
+def _object(properties: Mapping, required: tuple[str, ...] = ()) -> dict:
+    return {"type": "object", "properties": dict(properties), "required": list(required),
+            "additionalProperties": False}
+
+
+def _options(schema: dict) -> dict:
+    """The option properties of an API options schema."""
+    return dict(schema.get("properties", {}))
+
+
+MODEL = {"type": "string", "minLength": 1, "maxLength": MAX_MODEL_CHARS,
+         "description": "the checkpoint: a Hugging Face repo id (org/name, org/name@revision), "
+                        "a Hub URL, a local checkpoint folder, config.json or GGUF file, or a "
+                        "kvfit catalog id (see catalog_search)"}
+
+
+def _plan_schema() -> dict:
+    return _object({"model": MODEL} | _options(_api().plan_options_schema()), ("model",))
+
+
+def _sweep_schema() -> dict:
+    sweep = {"type": "array", "minItems": 1, "maxItems": MAX_SWEEP_AXES,
+             "items": {"type": "string", "minLength": 1, "maxLength": MAX_AXIS_CHARS},
+             "description": "one or more axes AXIS=V1,V2,... (context, gpus, users, nodes, "
+                            "kv_dtype, ...), e.g. [\"context=8k,32k,128k\"] or "
+                            "[\"gpus=1,2,4,8\", \"context=32k,128k\"]; every combination is "
+                            "one cell"}
+    opts = _options(_api().plan_options_schema())
+    return _object({"model": MODEL, "sweep": sweep} | opts, ("model", "sweep"))
+
+
+def _fit_schema() -> dict:
+    return _object(_options(_api().fit_options_schema()))
+
+
+def _explain_schema() -> dict:
+    text = {"type": "string", "minLength": 1, "maxLength": MAX_LOG_CHARS,
+            "description": "the engine's start-up log as text (vLLM or SGLang), from its first "
+                           "line through the KV-cache and CUDA-graph lines"}
+    return _object({"text": text} | _options(_api().explain_log_options_schema()), ("text",))
+
+
+def _no_arguments() -> dict:
+    return _object({})
+
+
+def _search_schema() -> dict:
+    return _object({
+        "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "default": "",
+                  "description": "a substring of the repo id, any letter case (e.g. qwen3, "
+                                 "deepseek-v3, nvfp4); empty lists the whole catalog"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20,
+                  "description": "at most this many entries, best first"}})
+
+
+def _plan(args: dict, offline: bool) -> tuple[dict, str]:
+    from ..report.answer import plan_answer
+
+    api, args = _api(), _offline(args, offline)
+    model = args.pop("model", None)
+    report = api.plan(model, **args)
+    return report.to_json(), plan_answer(report, api.command_line(model, **args))
+
+
+def _sweep(args: dict, offline: bool) -> tuple[dict, str]:
+    from ..report.answer import sweep_answer
+
+    api, args = _api(), _offline(args, offline)
+    model = args.pop("model", None)
+    report = api.sweep(model, **args)
+    return report.to_json(), sweep_answer(report, api.command_line(model, **args))
+
+
+def _fit(args: dict, offline: bool) -> tuple[dict, str]:
+    from ..report.answer import fit_answer
+
+    result = _api().fit(**args).to_json()
+    return result, fit_answer(result)
+
+
+def _explain(args: dict, offline: bool) -> tuple[dict, str]:
+    from ..report.answer import explain_answer
+
+    args = dict(args)
+    result = _api().explain_log(args.pop("text", None), **args).to_json()
+    return result, explain_answer(result)
+
+
+def _hardware(args: dict, offline: bool) -> tuple[dict, str]:
+    _no_extra(args, "list_hardware")
+    rows = _api().list_hardware()
+    return {"hardware": rows}, (f"{len(rows)} accelerator presets: "
+                                + ", ".join(r["id"] for r in rows) + ".")
+
+
+def _systems(args: dict, offline: bool) -> tuple[dict, str]:
+    _no_extra(args, "list_systems")
+    rows = _api().list_systems()
+    return {"systems": rows}, (f"{len(rows)} system presets: "
+                               + ", ".join(f"{r['id']} ({r['accelerators']} x {r['hardware']})"
+                                           for r in rows) + ".")
+
+
+def _search(args: dict, offline: bool) -> tuple[dict, str]:
+    rows = _api().catalog_search(**args)
+    ids = ", ".join(r["id"] for r in rows)
+    return {"entries": rows}, (f"{len(rows)} catalog entries" + (f": {ids}." if rows else "."))
+
+
+def _offline(args: dict, offline: bool) -> dict:
+    """The call's arguments; `kvfit mcp --offline` makes every plan offline."""
+    return dict(args) | ({"offline": True} if offline else {})
+
+
+def _no_extra(args: dict, name: str) -> None:
+    if args:
+        from ..errors import UsageError
+        raise UsageError(f"{name} takes no arguments; got {', '.join(sorted(args))}.")
+
+
+PLAN = (
+    "Will this exact Hugging Face checkpoint fit these GPUs (or complete systems) at this "
+    "context for this many concurrent users? Use it for any 'can I serve / run MODEL on "
+    "HARDWARE at CONTEXT for N users' question. Give `hardware` (an id from list_hardware) "
+    "and `gpus`, or `system` (from list_systems) and `nodes`, or `systems` (several system "
+    "ids: kvfit searches the fewest complete systems that hold the target); `context` "
+    "(32768, 32k, 1m), `concurrent_users`, `kv_dtype` (fp8 halves a bf16 cache). Add "
+    "`engine` vllm or sglang to answer with that engine's own KV pool and launch flags "
+    "instead of the static bound. The answer counts the architecture's exact per-sequence "
+    "state (sliding windows, MLA latents, hybrid recurrent state) per rank for every TP x DP "
+    "and attention-DP + EP layout, recommends one, and when it does not fit lists the "
+    "smallest changes that would. Result: the full report (what `kvfit MODEL ... --json` "
+    "prints) as structured content, and a paragraph to quote with the equivalent command.")
+SWEEP = (
+    "One checkpoint across several values of one or more settings at once, e.g. context "
+    "8k/32k/128k or 1/2/4/8 GPUs: every combination is planned exactly as `plan` plans it. "
+    "Use it to compare options side by side (which context or GPU count still fits, where "
+    "fp8 KV starts to matter) instead of calling `plan` once per value. Takes `plan`'s "
+    "options plus `sweep` (axes AXIS=V1,V2,...). Result: the report with its `sweep` cells "
+    "(what `kvfit MODEL --sweep ... --json` prints) and a paragraph.")
+FIT = (
+    "Which checkpoints fit this machine? Plans every checkpoint of kvfit's offline catalog "
+    "(and local checkpoint folders given in `paths`) on the given hardware, context and "
+    "users with `plan`'s own code and lists those that fit, best first (most resident "
+    "sequences), with their layout, weights and quantized siblings. Use it when the user has "
+    "hardware and asks what they can run; narrow it with `family` (an organisation or "
+    "model_type such as Qwen, qwen3, deepseek_v3). Result: what `kvfit fit ... --json` "
+    "prints, and a paragraph naming the best three.")
+EXPLAIN = (
+    "Explain a vLLM or SGLang start-up log: each number the engine printed (GPU total, "
+    "weights, activation peak, available KV memory, num_gpu_blocks / max_total_num_tokens, "
+    "maximum concurrency) beside kvfit's prediction for the same model, version and flags, "
+    "with the engine rule (file:line) it comes from. Use it when a user pastes an engine log "
+    "and asks why the KV cache or concurrency is what it is, or whether kvfit agrees. Give "
+    "the log as `text` and the model's config (`model_dir` or `config`, a local path); flags "
+    "the log does not state (tp, engine_version, hardware) can be given. Result: what "
+    "`kvfit explain-log LOG --json` prints, and a paragraph naming the largest differences.")
+LIST_HARDWARE = (
+    "The accelerator presets kvfit knows: id, aliases, nominal and driver-visible memory. "
+    "Use it to turn a user's 'H100', '4090' or 'Spark' into the `hardware` id that plan, "
+    "sweep and fit take. Result: what `kvfit --list-hardware --json` prints, under "
+    "`hardware`.")
+LIST_SYSTEMS = (
+    "The complete-system presets kvfit knows (DGX/HGX nodes, GB200/GB300 NVL racks, ...): "
+    "accelerators per node, scale-up domain and scale-out fabric. Use it to pick `system` or "
+    "`systems` ids for plan when the user speaks of nodes or racks rather than GPUs. Result: "
+    "what `kvfit --list-systems --json` prints, under `systems`.")
+CATALOG_SEARCH = (
+    "Search kvfit's offline catalog of pinned checkpoint metadata by a substring of the repo "
+    "id, best first. Use it to find the exact `model` id for plan (e.g. 'glm', 'qwen3-32b', "
+    "'deepseek-v3'), or to see which checkpoints kvfit answers without the Hub. Result: the "
+    "matching entries under `entries`.")
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    Tool("plan", "Plan a model on GPUs", PLAN, _plan_schema, _plan, open_world=True),
+    Tool("fit", "What fits this hardware", FIT, _fit_schema, _fit),
+    Tool("sweep", "Plan a model across settings", SWEEP, _sweep_schema, _sweep,
+         open_world=True),
+    Tool("explain_log", "Explain an engine start-up log", EXPLAIN, _explain_schema, _explain),
+    Tool("list_hardware", "Accelerator presets", LIST_HARDWARE, _no_arguments, _hardware),
+    Tool("list_systems", "System presets", LIST_SYSTEMS, _no_arguments, _systems),
+    Tool("catalog_search", "Search the offline catalog", CATALOG_SEARCH, _search_schema,
+         _search),
+)}
