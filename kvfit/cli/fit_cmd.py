@@ -96,11 +96,11 @@ def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
 
 def _check_target(flags: list[str]) -> None:
     """Refuse a bad target once (exit 2), not once per checkpoint."""
+    from ..api.request import request_from
     from ..planner.placements import check_tp
     from ..planner.request import check_request
     from ..planner.systems import from_request
     from .plan_args import build_parser
-    from .request import request_from
 
     req = request_from(vars(build_parser().parse_args(["target", *flags])))
     check_request(req)                  # the single plan's own checks, with its words
@@ -154,10 +154,10 @@ def _progress():
 
 
 def run(argv: list[str]) -> int:
+    from ..api.request import request_from, verdict_code
     from ..planner.fit import run as run_fit
     from .fit_text import render
     from .plan_args import build_parser
-    from .request import request_from, verdict_code
 
     ns = parser().parse_args(argv)
     hardware, seen = _auto(ns)

@@ -11,8 +11,8 @@ import sys
 
 
 def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
+    from ..api.request import planned, request_from, verdict_code
     from ..planner import sweep
-    from .request import planned, request_from, verdict_code
 
     target = None
     if plot is not None:
