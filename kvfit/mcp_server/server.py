@@ -32,6 +32,10 @@ INSTRUCTIONS = (
     "others take. Quote the text answer; the structured content is the full report.")
 
 
+# The CLI's exit code of an answer, in the result's _meta (0 fits, 1 not met, 5 not judged...).
+EXIT_CODE = "kvfit/exit_code"
+
+
 def _tool(name: str) -> types.Tool:
     t = TOOLS[name]
     return types.Tool(name=t.name, title=t.title, description=t.description,
@@ -45,7 +49,7 @@ def _error(err: KvfitError) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=err.render())],
         structured_content={"error": err.to_json() | {"exit_code": err.exit_code}},
-        is_error=True)
+        is_error=True, meta={EXIT_CODE: err.exit_code})
 
 
 def _internal(exc: Exception) -> types.CallToolResult:
@@ -55,7 +59,7 @@ def _internal(exc: Exception) -> types.CallToolResult:
                 + (f": {detail}" if detail else "")
                 + ". This is a kvfit bug; please report it with the tool call that caused it.")
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                is_error=True)
+                                is_error=True, meta={EXIT_CODE: 70})
 
 
 def answer(name: str, arguments: dict | None, offline: bool = False) -> types.CallToolResult:
@@ -65,7 +69,7 @@ def answer(name: str, arguments: dict | None, offline: bool = False) -> types.Ca
         if tool is None:
             raise UsageError(f"no tool named {name[:100]!r}; the tools are "
                              f"{', '.join(TOOLS)}.")
-        structured, text = tool.call(dict(arguments or {}), offline)
+        structured, text, code = tool.call(dict(arguments or {}), offline)
     except KvfitError as err:
         return _error(err)
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a client
@@ -75,7 +79,7 @@ def answer(name: str, arguments: dict | None, offline: bool = False) -> types.Ca
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text),
                  types.TextContent(type="text", text=json.dumps(structured))],
-        structured_content=structured)
+        structured_content=structured, meta={EXIT_CODE: code})
 
 
 def build(offline: bool = False) -> Server:

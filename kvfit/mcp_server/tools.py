@@ -1,9 +1,11 @@
 """The tools `kvfit mcp` serves: name, description (when an agent should use it), input
 schema and the call, each a thin view of the public API (kvfit.api). No MCP SDK here.
 
-A call returns (structured, text): the JSON the same question's `kvfit ... --json` prints (a
-JSON object; a listing is wrapped in one) and one paragraph an agent can quote. Bad input is
-the API's typed exception (kvfit.KvfitError), carrying the CLI's paragraph.
+A call returns (structured, text, exit code): the JSON the same question's `kvfit ... --json`
+prints (a JSON object; a listing is wrapped in one), one paragraph an agent can quote, and the
+CLI's exit code. Bad input is the API's typed exception (kvfit.KvfitError), carrying the CLI's
+paragraph. The installed-engine check's options are not offered: they start programs (a named
+Python, the engine itself), which a tool an agent calls should not.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ class Tool:
     title: str
     description: str
     schema: Callable[[], dict]
-    call: Callable[[dict, bool], tuple[dict, str]]   # (arguments, offline) -> (JSON, paragraph)
+    call: Callable[[dict, bool], tuple[dict, str, int]]   # (arguments, offline) -> answer
     open_world: bool = False       # may reach the Hugging Face Hub
 
 
 def _api():
-    import kvfit
+    from .. import api
 
-    return kvfit
+    return api
 
 
 def _object(properties: Mapping, required: tuple[str, ...] = ()) -> dict:
@@ -40,9 +42,25 @@ def _object(properties: Mapping, required: tuple[str, ...] = ()) -> dict:
             "additionalProperties": False}
 
 
+# kvfit.plan's installed-engine check (--check-engine and its flags): not over MCP.
+ENGINE_CHECK = frozenset({"check_engine", "engine_python", "engine_probe", "engine_timeout",
+                          "engine_tp", "require_engine_pass"})
+
+
 def _options(schema: dict) -> dict:
-    """The option properties of an API options schema."""
-    return dict(schema.get("properties", {}))
+    """The option properties of an API options schema, less the engine check's."""
+    return {k: v for k, v in schema.get("properties", {}).items() if k not in ENGINE_CHECK}
+
+
+def _no_engine_check(args: dict) -> dict:
+    asked = sorted(ENGINE_CHECK & set(args))
+    if asked:
+        from ..errors import UsageError
+        raise UsageError(f"kvfit mcp does not run the installed-engine check ({', '.join(asked)}"
+                         "): it starts programs (the serving environment's Python, the engine "
+                         "itself). Run `kvfit MODEL --check-engine ...` in a terminal instead.",
+                         fields=tuple(asked))
+    return args
 
 
 MODEL = {"type": "string", "minLength": 1, "maxLength": MAX_MODEL_CHARS,
@@ -90,58 +108,68 @@ def _search_schema() -> dict:
                   "description": "at most this many entries, best first"}})
 
 
-def _plan(args: dict, offline: bool) -> tuple[dict, str]:
+def _plan(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import plan_answer
 
-    api, args = _api(), _offline(args, offline)
+    api, args = _api(), _offline(_no_engine_check(args), offline)
     model = args.pop("model", None)
     report = api.plan(model, **args)
-    return report.to_json(), plan_answer(report, api.command_line(model, **args))
+    text = plan_answer(report, api.command_line(model, **args))
+    return report.to_json(), text, api.exit_code(report)
 
 
-def _sweep(args: dict, offline: bool) -> tuple[dict, str]:
+def _sweep(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import sweep_answer
 
-    api, args = _api(), _offline(args, offline)
+    api, args = _api(), _offline(_no_engine_check(args), offline)
     model = args.pop("model", None)
     report = api.sweep(model, **args)
-    return report.to_json(), sweep_answer(report, api.command_line(model, **args))
+    text = sweep_answer(report, api.command_line(model, **args))
+    return report.to_json(), text, api.exit_code(report)
 
 
-def _fit(args: dict, offline: bool) -> tuple[dict, str]:
+def _fit(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import fit_answer
 
-    result = _api().fit(**args).to_json()
-    return result, fit_answer(result)
+    api = _api()
+    result = api.fit(**args)
+    return result.to_json(), fit_answer(result.to_json()), api.exit_code(result)
 
 
-def _explain(args: dict, offline: bool) -> tuple[dict, str]:
+def _explain(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import explain_answer
 
-    args = dict(args)
-    result = _api().explain_log(args.pop("text", None), **args).to_json()
-    return result, explain_answer(result)
+    api, args = _api(), dict(args)
+    text = args.pop("text", None)
+    if isinstance(text, str) and len(text) > MAX_LOG_CHARS:
+        from ..errors import UsageError
+        raise UsageError(f"explain_log takes a start-up log of at most {MAX_LOG_CHARS:,} "
+                         f"characters; this one has {len(text):,}. Give the start-up part "
+                         "(through the KV-cache and CUDA-graph lines).", fields=("text",))
+    result = api.explain_log(text, **args)
+    return result.to_json(), explain_answer(result.to_json()), api.exit_code(result)
 
 
-def _hardware(args: dict, offline: bool) -> tuple[dict, str]:
+def _hardware(args: dict, offline: bool) -> tuple[dict, str, int]:
     _no_extra(args, "list_hardware")
     rows = _api().list_hardware()
     return {"hardware": rows}, (f"{len(rows)} accelerator presets: "
-                                + ", ".join(r["id"] for r in rows) + ".")
+                                + ", ".join(r["id"] for r in rows) + "."), 0
 
 
-def _systems(args: dict, offline: bool) -> tuple[dict, str]:
+def _systems(args: dict, offline: bool) -> tuple[dict, str, int]:
     _no_extra(args, "list_systems")
     rows = _api().list_systems()
     return {"systems": rows}, (f"{len(rows)} system presets: "
                                + ", ".join(f"{r['id']} ({r['accelerators']} x {r['hardware']})"
-                                           for r in rows) + ".")
+                                           for r in rows) + "."), 0
 
 
-def _search(args: dict, offline: bool) -> tuple[dict, str]:
+def _search(args: dict, offline: bool) -> tuple[dict, str, int]:
     rows = _api().catalog_search(**args)
     ids = ", ".join(r["id"] for r in rows)
-    return {"entries": rows}, (f"{len(rows)} catalog entries" + (f": {ids}." if rows else "."))
+    return {"entries": rows}, (f"{len(rows)} catalog entries"
+                               + (f": {ids}." if rows else ".")), 0
 
 
 def _offline(args: dict, offline: bool) -> dict:
