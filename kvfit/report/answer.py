@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..textsafe import escape_controls
-from .model import Hardware, Report
+from .model import ABSENT, Hardware, Report
 from .words import count, gib, number, tokens
 
 _WEIGHTS = {
@@ -21,8 +21,8 @@ _WEIGHTS = {
     "config estimate": "ESTIMATED from the config's tensor shapes (give the checkpoint or "
                        "--weight-gib for its real bytes)",
     "runtime floor": "the engine's runtime planning floor",
-    "tensor split": "counted per tensor from the checkpoint",
-    "expert ownership": "counted per tensor from the checkpoint (expert ownership)",
+    "tensor split": "summed from the checkpoint's tensor list",
+    "expert ownership": "summed from the checkpoint's tensor list (expert ownership)",
 }
 _VERDICT = {True: "FITS", False: "DOES NOT FIT", None: "CANNOT BE JUDGED ON"}
 
@@ -49,8 +49,10 @@ def _held(r: Report) -> str:
     held = f"holds {count(lay.max_sequences, 'sequence')}; {need}"
     if lay.fits is not True and lay.reason and "the target needs" not in lay.reason:
         held += f" ({lay.reason.rstrip('.')})"
-    return (f"the recommended layout {lay.label} " if lay.fits
-            else f"the best layout, {lay.label}, ") + held
+    label = lay.label + (f" ({lay.placement})" if lay.placement not in (ABSENT, "node-local")
+                         else "")
+    return (f"the recommended layout {label} " if lay.fits
+            else f"the best layout, {label}, ") + held
 
 
 def _suggestion(r: Report) -> str:
