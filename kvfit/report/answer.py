@@ -98,20 +98,23 @@ def plan_answer(r: Report, command: str | None = None) -> str:
     elif not r.layouts:
         text = (f"{head}: STATE ONLY: {gib(r.state.bytes_per_sequence)} of state per sequence;"
                 " give hardware and GPUs (or a system) to plan a fit.")
+    elif r.weights.bytes is None and lay is not None and lay.engine and lay.fits is None:
+        text = (f"{head}: WEIGHTS UNKNOWN on {_where(r.hardware)} "
+                f"({r.capacity_model.label}): {lay.label}: {lay.reason.rstrip('.')}; pass "
+                "--weight-gib or a checkpoint with weight files or an index for a verdict.")
+    elif r.weights.bytes is None and not (lay and lay.engine):
+        text = (f"{head}: WEIGHTS UNKNOWN on {_where(r.hardware)}: the state per sequence is "
+                f"{gib(r.state.bytes_per_sequence)}, but no fit can be judged; pass "
+                "--weight-gib or a checkpoint with weight files or an index.")
     elif lay is None:
         text = f"{head}: NO LAYOUT: no valid layout for this model on {_where(r.hardware)}."
-    elif r.weights.bytes is None and lay.fits is None:
-        text = (f"{head}: WEIGHTS UNKNOWN on {_where(r.hardware)} "
-                f"({r.capacity_model.label}): {lay.label} holds "
-                f"{count(lay.max_sequences, 'sequence')} beside unknown weights, so no fit can "
-                "be judged; pass --weight-gib or a checkpoint with weight files or an index.")
     else:
         text = (f"{head}: {_VERDICT[lay.fits]} {_where(r.hardware)} "
                 f"({r.capacity_model.label}): {_held(r)}.")
     if r.search and r.search.chosen:
         text += f" Systems search: {r.search.chosen} chosen ({r.search.why})."
     text += _inverse(r)
-    if r.layouts:
+    if r.layouts and r.weights.bytes is not None:
         text += " " + _weights(r)
     text += _suggestion(r) + _command(command)
     return escape_controls(text)
