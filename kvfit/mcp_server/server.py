@@ -14,6 +14,7 @@ import os
 import traceback
 
 import anyio
+import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -89,7 +90,8 @@ def build(offline: bool = False) -> Server:
         return types.ListToolsResult(tools=[_tool(name) for name in TOOLS])
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return answer(params.name, params.arguments, offline)
+        # in a worker thread (the API allows it), so the session keeps answering meanwhile
+        return await anyio.to_thread.run_sync(answer, params.name, params.arguments, offline)
 
     return Server("kvfit", version=__version__, title="kvfit",
                   description="Architecture-exact LLM memory planning: will this checkpoint "
