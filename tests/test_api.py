@@ -433,3 +433,16 @@ def test_catalog_search_is_best_first_and_shows_each_entry_as_the_cli():
 def test_catalog_search_refuses_bad_arguments(args, word):
     with pytest.raises(kvfit.BadInput, match=word):
         kvfit.catalog_search(*args)
+
+
+def test_the_readme_python_example_prints_what_it_shows(capsys):
+    """README "From Python": the block runs, and each `# -> ` line is what the print above
+    it printed."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## From Python", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    shown = [line[len("# -> "):] for line in code.splitlines() if line.startswith("# -> ")]
+    assert capsys.readouterr().out.splitlines() == shown
