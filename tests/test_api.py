@@ -155,6 +155,7 @@ def test_unknown_keywords_name_the_nearest_option(options, words):
     ({"systems": [1, 2]}, "option systems takes a string or a list of strings, got list"),
     ({"systems": []}, "option systems takes a string or a list of strings, got list"),
     ({"context": [32768]}, "option context takes a number or a string, got list"),
+    ({"hardware": {"id": "h100-80"}}, "option hardware takes a number or a string, got dict"),
     ({"users": 2, "concurrent_users": 2}, "concurrent_users are the same option"),
 ])
 def test_values_of_the_wrong_kind_are_bad_input(options, want):
@@ -285,6 +286,7 @@ def test_the_options_schema_is_made_from_the_parser():
     assert props["systems"]["type"] == "array"
     assert props["parallelism"]["enum"] == ["tp", "sglang-dpa", "vllm-dp-ep"]
     assert props["context"]["type"] == ["string", "integer"]
+    assert props["rope_scaling"]["type"] == props["hf_overrides"]["type"] == ["string", "object"]
     assert schema["additionalProperties"] is False
     validate({"hardware": "h100-80", "gpus": 8, "context": "32k", "users": 4}, schema)
     for bad in ({"gpus": 0}, {"gpu": 8}, {"offline": "yes"}):
@@ -446,3 +448,24 @@ def test_the_readme_python_example_prints_what_it_shows(capsys):
     exec(compile(code, "README.md", "exec"), {})
     shown = [line[len("# -> "):] for line in code.splitlines() if line.startswith("# -> ")]
     assert capsys.readouterr().out.splitlines() == shown
+
+
+HOSTILE = [True, False, 0, -1, 1e308, float("nan"), "", "-", "--json", "x" * 500, "\x1b[31m",
+           [], ["a", "-b"], {}, {"rope_type": "yarn"}, object()]
+
+
+@pytest.mark.parametrize("key", kvfit.plan_options_schema()["properties"])
+def test_no_keyword_value_gets_past_as_a_traceback(key, monkeypatch):
+    """Every option with hostile values: a Report or a KvfitError (one paragraph), nothing
+    else. (offline=False asks the Hub: HF_HUB_OFFLINE keeps the plan local.)"""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for value in HOSTILE:
+        try:
+            report = kvfit.plan("Qwen/Qwen3-8B", **({"hardware": "h100-80", "offline": True}
+                                                    | {key: value}))
+        except kvfit.KvfitError as err:
+            text = err.render()
+            assert text.startswith("kvfit: ") and "Traceback" not in text, (key, value)
+            assert kvfit.exit_code(err) == 2, (key, value, text)
+        else:
+            assert kvfit.exit_code(report) in (0, 1, 5), (key, value)

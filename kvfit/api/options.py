@@ -74,6 +74,8 @@ COMMAND = Form("kvfit.command_line", "kvfit", _plan_parser, SWEEP.skip, PLAN.sho
 
 # Options that take a number as well as text (as a preset's keys do: kvfit.api.preset.ROOT_KEYS).
 NUMBER_OR_TEXT = frozenset({"context", "tp"})
+# Options whose text is JSON: a dict is passed as its JSON text.
+JSON_OR_TEXT = frozenset({"rope_scaling", "hf_overrides", "json_model_override_args"})
 
 
 def _unknown(key: str, form: Form) -> UsageError:
@@ -127,13 +129,13 @@ def _flags(key: str, action: argparse.Action, value) -> list[str]:
             raise UsageError(f"option {key}: {bad!r} is not a value {flag} takes (it begins "
                              "with '-').", fields=(key,))
         return [flag, *items]
-    return [f"{flag}={_text(key, value)}"]
+    return [f"{flag}={_text(key, action.dest, value)}"]
 
 
-def _text(key: str, value) -> str:
+def _text(key: str, dest: str, value) -> str:
     if isinstance(value, bool):
         raise _kind(key, value, "a number or a string")
-    if isinstance(value, dict):
+    if isinstance(value, dict) and dest in JSON_OR_TEXT:
         return json.dumps(value)
     if isinstance(value, (str, int, float)):
         return str(value)
@@ -198,6 +200,8 @@ def schema(form: Form = PLAN) -> dict:
                 prop["minimum"] = 0
         elif dest in NUMBER_OR_TEXT:
             prop["type"] = ["string", "integer"]
+        elif dest in JSON_OR_TEXT:
+            prop["type"] = ["string", "object"]
         else:
             prop["type"] = "string"
         props[dest] = prop
