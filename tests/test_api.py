@@ -12,8 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from engine_log_cases import CONFIGS, LOGS
 
 import kvfit
+import kvfit.api
 from kvfit import errors
 
 from conftest import run_cli, validate
@@ -41,11 +43,15 @@ def test_import_kvfit_stays_light():
 
 
 def test_the_public_names():
-    for name in ("plan", "command_line", "plan_options_schema", "exit_code"):
+    for name in ("plan", "sweep", "fit", "explain_log", "list_hardware", "list_systems",
+                 "catalog_search", "command_line", "plan_options_schema", "exit_code"):
         assert callable(getattr(kvfit, name)), name
         assert getattr(kvfit, name).__doc__, name
     with pytest.raises(AttributeError):
         kvfit.no_such_name  # noqa: B018
+    # a submodule named like a function would replace it once imported (kvfit.api.fit)
+    modules = {p.stem for p in Path(kvfit.api.__file__).parent.glob("*.py")}
+    assert not modules & set(kvfit.api.__all__)
 
 
 def test_plan_equals_the_cli_json_and_exit_code(capsys):
@@ -149,6 +155,7 @@ def test_unknown_keywords_name_the_nearest_option(options, words):
     ({"systems": [1, 2]}, "option systems takes a string or a list of strings, got list"),
     ({"systems": []}, "option systems takes a string or a list of strings, got list"),
     ({"context": [32768]}, "option context takes a number or a string, got list"),
+    ({"hardware": {"id": "h100-80"}}, "option hardware takes a number or a string, got dict"),
     ({"users": 2, "concurrent_users": 2}, "concurrent_users are the same option"),
 ])
 def test_values_of_the_wrong_kind_are_bad_input(options, want):
@@ -279,8 +286,186 @@ def test_the_options_schema_is_made_from_the_parser():
     assert props["systems"]["type"] == "array"
     assert props["parallelism"]["enum"] == ["tp", "sglang-dpa", "vllm-dp-ep"]
     assert props["context"]["type"] == ["string", "integer"]
+    assert props["rope_scaling"]["type"] == props["hf_overrides"]["type"] == ["string", "object"]
     assert schema["additionalProperties"] is False
     validate({"hardware": "h100-80", "gpus": 8, "context": "32k", "users": 4}, schema)
     for bad in ({"gpus": 0}, {"gpu": 8}, {"offline": "yes"}):
         with pytest.raises(Exception, match="."):
             validate(bad, schema)
+
+
+# -- sweep ---------------------------------------------------------------------------------
+
+def test_sweep_equals_the_cli_sweep():
+    report = kvfit.sweep("Qwen/Qwen3-32B", ["context=8k,32k", "users=1,64"], hardware="h100-80",
+                         gpus=2, offline=True)
+    code, out, _ = run_cli("Qwen/Qwen3-32B", "--hardware", "h100-80", "--gpus", "2", "--offline",
+                           "--sweep", "context=8k,32k", "--sweep", "users=1,64", "--json")
+    assert report.to_json() == json.loads(out)
+    assert kvfit.exit_code(report) == code == report.sweep.exit_code
+    assert len(report.sweep.cells) == 2 * 2                 # a 2 x 2 grid
+    one = kvfit.sweep("Qwen/Qwen3-32B", "context=8k,32k", hardware="h100-80", offline=True)
+    # 8k and 32k are 8 x 1024 and 32 x 1024 tokens
+    assert [c.context_tokens for c in one.sweep.cells] == [8192, 32768]
+
+
+def test_a_bad_sweep_is_bad_input_with_the_cli_paragraph():
+    with pytest.raises(kvfit.BadInput) as caught:
+        kvfit.sweep("Qwen/Qwen3-32B", "colour=red,blue", hardware="h100-80", offline=True)
+    code, _, err = run_cli("Qwen/Qwen3-32B", "--hardware", "h100-80", "--offline", "--sweep",
+                           "colour=red,blue")
+    assert err == caught.value.render() + "\n" and code == 2
+    with pytest.raises(kvfit.BadInput):
+        kvfit.sweep("Qwen/Qwen3-32B", [], hardware="h100-80")
+    with pytest.raises(kvfit.BadInput):
+        kvfit.sweep("Qwen/Qwen3-32B", "context=8k", plot="x.png")     # the CLI draws charts
+
+
+# -- fit -----------------------------------------------------------------------------------
+
+FIT_ARGV = ["fit", "--hardware", "rtx-5090-32", "--gpus", "2", "--context", "32k", "--users",
+            "4", "--family", "qwen3"]
+
+
+def test_fit_equals_the_cli_fit(capsys):
+    result = kvfit.fit(hardware="rtx-5090-32", gpus=2, context="32k", users=4, family=["qwen3"])
+    assert capsys.readouterr() == ("", "")
+    code, out, _ = run_cli(*FIT_ARGV, "--json")
+    assert result.to_json() == json.loads(out)
+    assert kvfit.exit_code(result) == result.exit_code == code == 0
+    assert result.counts["fits"] == len(result.rows["fits"]) > 0
+    assert result.plan_flags[:5] == ("--offline", "--hardware", "rtx-5090-32", "--gpus", "2")
+    same = kvfit.fit(hardware="rtx-5090-32", gpus=2, context="32k", concurrent_users=4,
+                     family="qwen3")
+    assert same.to_json() == result.to_json()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.counts = {}
+
+
+def test_fit_plans_local_folders_too():
+    folder = Path(__file__).parent / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-8B"
+    result = kvfit.fit(paths=[str(folder)], no_catalog=True, hardware="h100-80", context="32k")
+    code, out, _ = run_cli("fit", str(folder), "--no-catalog", "--hardware", "h100-80",
+                           "--context", "32k", "--json")
+    assert result.to_json() == json.loads(out) and result.exit_code == code
+    assert result.planned == 1
+
+
+@pytest.mark.parametrize(("options", "argv"), [
+    ({"hardware": "h100-80"}, ["--hardware", "h100-80"]),                   # --context missing
+    ({"context": "32k"}, ["--context", "32k"]),                             # no hardware
+    ({"hardware": "h100-80", "context": "32k", "family": ["nobody"]},
+     ["--hardware", "h100-80", "--context", "32k", "--family", "nobody"]),
+    ({"hardware": "h100-80", "context": "32k", "gpus": 0},
+     ["--hardware", "h100-80", "--context", "32k", "--gpus", "0"]),
+])
+def test_bad_fit_input_is_bad_input_with_the_cli_paragraph(options, argv):
+    with pytest.raises(kvfit.BadInput) as caught:
+        kvfit.fit(**options)
+    code, _, err = run_cli("fit", *argv)
+    assert err == caught.value.render() + "\n" and code == 2
+
+
+def test_fit_keywords_are_checked():
+    with pytest.raises(kvfit.BadInput) as caught:
+        kvfit.fit(hardware="h100-80", context="32k", familly=["qwen3"])
+    assert "Did you mean family?" in caught.value.render()
+    with pytest.raises(kvfit.BadInput):
+        kvfit.fit(hardware="h100-80", context="32k", json=True)
+    with pytest.raises(kvfit.BadInput):
+        kvfit.fit(paths=[3], hardware="h100-80", context="32k")
+
+
+# -- explain-log ---------------------------------------------------------------------------
+
+def test_explain_log_equals_the_cli():
+    log = LOGS / "vllm-0.19.0-gpt-oss-20b-h100-tp2.log"
+    result = kvfit.explain_log(log.read_text(), model_dir=str(CONFIGS / "openai--gpt-oss-20b"))
+    code, out, _ = run_cli("explain-log", str(log), "--model-dir",
+                           str(CONFIGS / "openai--gpt-oss-20b"), "--json")
+    assert result.to_json() == json.loads(out)
+    assert kvfit.exit_code(result) == code == 0
+    # the log names vLLM 0.19.0 and runs TP=2 (its rank names, Worker_TP1)
+    assert (result.engine, result.version, result.tp) == ("vllm", "0.19.0", 2)
+
+
+def test_explain_log_bad_input_has_the_cli_paragraph(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("hello\nthis is not a start-up log\n")
+    with pytest.raises(kvfit.BadInput) as caught:
+        kvfit.explain_log(log.read_text())
+    code, _, err = run_cli("explain-log", str(log))
+    assert err == caught.value.render() + "\n" and code == 2
+    with pytest.raises(kvfit.BadInput) as caught:
+        kvfit.explain_log("x", tp=0)
+    code, _, err = run_cli("explain-log", str(log), "--tp", "0")
+    assert err == caught.value.render() + "\n"
+    for bad in (b"bytes", None, ["a"]):
+        with pytest.raises(kvfit.BadInput, match="given as text"):
+            kvfit.explain_log(bad)
+
+
+# -- listings and the catalog --------------------------------------------------------------
+
+def test_listings_equal_the_cli():
+    for flag, listing in (("--list-hardware", kvfit.list_hardware),
+                          ("--list-systems", kvfit.list_systems)):
+        result = listing()
+        code, out, _ = run_cli(flag, "--json")
+        assert result.to_json() == json.loads(out) and code == kvfit.exit_code(result) == 0
+    ids = [row["id"] for row in kvfit.list_hardware()]
+    assert "h100-80" in ids and ids == sorted(ids)
+    assert "dgx-h100" in [row["id"] for row in kvfit.list_systems()]
+
+
+def test_catalog_search_is_best_first_and_shows_each_entry_as_the_cli():
+    found = kvfit.catalog_search("qwen3-32b", limit=3)
+    ids = [e["repo_id"] for e in found]
+    assert ids[0] == "Qwen/Qwen3-32B"                       # the exact name first
+    assert len(ids) == 3 and all("qwen3-32b" in i.casefold() for i in ids)
+    for entry in found.to_json():
+        _, out, _ = run_cli("catalog", "show", entry["repo_id"], "--json")
+        assert entry == json.loads(out)
+    assert len(kvfit.catalog_search("", limit=5)) == 5
+    assert kvfit.catalog_search("no-such-model-anywhere").to_json() == []
+
+
+@pytest.mark.parametrize(("args", "word"), [(("x", 0), "limit"), (("x", True), "limit"),
+                                            ((3,), "query"), (("x", "5"), "limit")])
+def test_catalog_search_refuses_bad_arguments(args, word):
+    with pytest.raises(kvfit.BadInput, match=word):
+        kvfit.catalog_search(*args)
+
+
+def test_the_readme_python_example_prints_what_it_shows(capsys):
+    """README "From Python": the block runs, and each `# -> ` line is what the print above
+    it printed."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## From Python", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    shown = [line[len("# -> "):] for line in code.splitlines() if line.startswith("# -> ")]
+    assert capsys.readouterr().out.splitlines() == shown
+
+
+HOSTILE = [True, False, 0, -1, 1e308, float("nan"), "", "-", "--json", "x" * 500, "\x1b[31m",
+           [], ["a", "-b"], {}, {"rope_type": "yarn"}, object()]
+
+
+@pytest.mark.parametrize("key", kvfit.plan_options_schema()["properties"])
+def test_no_keyword_value_gets_past_as_a_traceback(key, monkeypatch):
+    """Every option with hostile values: a Report or a KvfitError (one paragraph), nothing
+    else. (offline=False asks the Hub: HF_HUB_OFFLINE keeps the plan local.)"""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for value in HOSTILE:
+        try:
+            report = kvfit.plan("Qwen/Qwen3-8B", **({"hardware": "h100-80", "offline": True}
+                                                    | {key: value}))
+        except kvfit.KvfitError as err:
+            text = err.render()
+            assert text.startswith("kvfit: ") and "Traceback" not in text, (key, value)
+            assert kvfit.exit_code(err) == 2, (key, value, text)
+        else:
+            assert kvfit.exit_code(report) in (0, 1, 5), (key, value)

@@ -33,10 +33,8 @@ def subcommand(name: str, part: str):
 def _list_hardware(as_json: bool) -> int:
     import json
 
-    from ..hardware.presets import accelerators
-    accs = sorted({a.id: a for a in accelerators().values()}.values(), key=lambda a: a.id)
-    rows = [{"id": a.id, "name": a.name, "aliases": list(a.aliases), "nominal_gib": a.nominal_gib,
-             "visible_mib": a.visible_mib, "unified": a.unified} for a in accs]
+    from ..api import list_hardware
+    rows = list_hardware().to_json()
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -49,8 +47,8 @@ def _list_hardware(as_json: bool) -> int:
 def _list_systems(as_json: bool) -> int:
     import json
 
-    from ..planner.systems import listing
-    rows = listing()
+    from ..api import list_systems
+    rows = list_systems().to_json()
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
