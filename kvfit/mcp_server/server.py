@@ -71,6 +71,7 @@ def answer(name: str, arguments: dict | None, offline: bool = False) -> types.Ca
             raise UsageError(f"no tool named {name[:100]!r}; the tools are "
                              f"{', '.join(TOOLS)}.")
         structured, text, code = tool.call(dict(arguments or {}), offline)
+        data = json.dumps(structured)
     except KvfitError as err:
         return _error(err)
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a client
@@ -79,7 +80,7 @@ def answer(name: str, arguments: dict | None, offline: bool = False) -> types.Ca
         return _internal(exc)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text),
-                 types.TextContent(type="text", text=json.dumps(structured))],
+                 types.TextContent(type="text", text=data)],
         structured_content=structured, meta={EXIT_CODE: code})
 
 

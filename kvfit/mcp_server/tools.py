@@ -70,24 +70,28 @@ def _plan_schema() -> dict:
 
 
 def _sweep_schema() -> dict:
-    sweep = {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string"},
-             "description": "one or two axes AXIS=V1,V2,... (context, users, gpus, nodes, "
-                            "kv-dtype), e.g. [\"context=8k,32k,128k\"] or "
-                            "[\"gpus=1,2,4,8\", \"context=32k,128k\"] (a grid); every "
-                            "combination is one cell"}
-    opts = _options(_api().plan_options_schema())
-    return _object({"model": MODEL, "sweep": sweep} | opts, ("model", "sweep"))
+    from ..api.options import SWEEP, schema
+
+    return _object({"model": MODEL} | _options(schema(SWEEP)), ("model", "sweep"))
 
 
 def _fit_schema() -> dict:
-    return _object(_options(_api().fit_options_schema()))
+    from ..api.fitting import FIT
+    from ..api.options import schema
+
+    paths = {"type": "array", "items": {"type": "string"},
+             "description": "local checkpoint folders to plan as well"}
+    return _object(_options(schema(FIT)) | {"paths": paths})
 
 
 def _explain_schema() -> dict:
+    from ..api.explain import EXPLAIN
+    from ..api.options import schema
+
     text = {"type": "string", "minLength": 1, "maxLength": MAX_LOG_CHARS,
             "description": "the engine's start-up log as text (vLLM or SGLang), from its first "
                            "line through the KV-cache and CUDA-graph lines"}
-    return _object({"text": text} | _options(_api().explain_log_options_schema()), ("text",))
+    return _object({"text": text} | _options(schema(EXPLAIN)), ("text",))
 
 
 def _no_arguments() -> dict:
@@ -107,7 +111,8 @@ def _plan(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import plan_answer
 
     api, args = _api(), _offline(_no_engine_check(args), offline)
-    model = args.pop("model", None)
+    _needs(args, "plan", "model", MODEL["description"])
+    model = args.pop("model")
     report = api.plan(model, **args)
     text = plan_answer(report, api.command_line(model, **args))
     return report.to_json(), text, api.exit_code(report)
@@ -117,7 +122,9 @@ def _sweep(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import sweep_answer
 
     api, args = _api(), _offline(_no_engine_check(args), offline)
-    model = args.pop("model", None)
+    _needs(args, "sweep", "model", MODEL["description"])
+    _needs(args, "sweep", "sweep", "one or two axes AXIS=V1,V2,... (e.g. context=8k,32k,128k)")
+    model = args.pop("model")
     report = api.sweep(model, **args)
     text = sweep_answer(report, api.command_line(model, **args))
     return report.to_json(), text, api.exit_code(report)
@@ -135,7 +142,8 @@ def _explain(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import explain_answer
 
     api, args = _api(), dict(args)
-    text = args.pop("text", None)
+    _needs(args, "explain_log", "text", "the engine's start-up log as text")
+    text = args.pop("text")
     if isinstance(text, str) and len(text) > MAX_LOG_CHARS:
         from ..errors import UsageError
         raise UsageError(f"explain_log takes a start-up log of at most {MAX_LOG_CHARS:,} "
@@ -147,22 +155,22 @@ def _explain(args: dict, offline: bool) -> tuple[dict, str, int]:
 
 def _hardware(args: dict, offline: bool) -> tuple[dict, str, int]:
     _no_extra(args, "list_hardware")
-    rows = _api().list_hardware()
+    rows = _api().list_hardware().to_json()
     return {"hardware": rows}, (f"{len(rows)} accelerator presets: "
                                 + ", ".join(r["id"] for r in rows) + "."), 0
 
 
 def _systems(args: dict, offline: bool) -> tuple[dict, str, int]:
     _no_extra(args, "list_systems")
-    rows = _api().list_systems()
+    rows = _api().list_systems().to_json()
     return {"systems": rows}, (f"{len(rows)} system presets: "
                                + ", ".join(f"{r['id']} ({r['accelerators']} x {r['hardware']})"
                                            for r in rows) + "."), 0
 
 
 def _search(args: dict, offline: bool) -> tuple[dict, str, int]:
-    rows = _api().catalog_search(**args)
-    ids = ", ".join(r["id"] for r in rows)
+    rows = _api().catalog_search(**args).to_json()
+    ids = ", ".join(r["repo_id"] for r in rows)
     return {"entries": rows}, (f"{len(rows)} catalog entries"
                                + (f": {ids}." if rows else ".")), 0
 
@@ -170,6 +178,12 @@ def _search(args: dict, offline: bool) -> tuple[dict, str, int]:
 def _offline(args: dict, offline: bool) -> dict:
     """The call's arguments; `kvfit mcp --offline` makes every plan offline."""
     return dict(args) | ({"offline": True} if offline else {})
+
+
+def _needs(args: dict, tool: str, name: str, what: str) -> None:
+    if args.get(name) is None:
+        from ..errors import UsageError
+        raise UsageError(f"the {tool} tool needs `{name}`: {what}.", fields=(name,))
 
 
 def _no_extra(args: dict, name: str) -> None:
