@@ -4,8 +4,8 @@ schema and the call, each a thin view of the public API (kvfit.api). No MCP SDK 
 A call returns (structured, text, exit code): the JSON the same question's `kvfit ... --json`
 prints (a JSON object; a listing is wrapped in one), one paragraph an agent can quote, and the
 CLI's exit code. Bad input is the API's typed exception (kvfit.KvfitError), carrying the CLI's
-paragraph. The installed-engine check's options are not offered: they start programs (a named
-Python, the engine itself), which a tool an agent calls should not.
+paragraph. The installed-engine check is not offered, nor a TOML preset (which may ask for it):
+it starts programs (a named Python, the engine itself), which a tool an agent calls should not.
 """
 
 from __future__ import annotations
@@ -38,24 +38,29 @@ def _object(properties: Mapping, required: tuple[str, ...] = ()) -> dict:
             "additionalProperties": False}
 
 
-# kvfit.plan's installed-engine check (--check-engine and its flags): not over MCP.
-ENGINE_CHECK = frozenset({"check_engine", "engine_python", "engine_probe", "engine_timeout",
-                          "engine_tp", "require_engine_pass"})
+# kvfit.plan's installed-engine check (--check-engine and its flags) and a TOML preset (which
+# may ask for it): not over MCP.
+NOT_OFFERED = frozenset({"check_engine", "engine_python", "engine_probe", "engine_timeout",
+                          "engine_tp", "require_engine_pass", "config"})
 
 
 def _options(schema: dict) -> dict:
-    """The option properties of an API options schema, less the engine check's."""
-    return {k: v for k, v in schema.get("properties", {}).items() if k not in ENGINE_CHECK}
+    """The option properties of an API options schema, less those not offered."""
+    return {k: v for k, v in schema.get("properties", {}).items() if k not in NOT_OFFERED}
 
 
-def _no_engine_check(args: dict) -> dict:
-    asked = sorted(ENGINE_CHECK & set(args))
+def _offered(args: dict) -> dict:
+    asked = sorted(NOT_OFFERED & set(args))
+    model = args.get("model")
+    if isinstance(model, str) and model.endswith(".toml"):
+        asked.append("a *.toml preset as the model")
     if asked:
         from ..errors import UsageError
-        raise UsageError(f"kvfit mcp does not run the installed-engine check ({', '.join(asked)}"
-                         "): it starts programs (the serving environment's Python, the engine "
-                         "itself). Run `kvfit MODEL --check-engine ...` in a terminal instead.",
-                         fields=tuple(asked))
+        raise UsageError(f"kvfit mcp does not run the installed-engine check nor read presets, "
+                         f"which may ask for it ({', '.join(asked)}): it starts programs (the "
+                         "serving environment's Python, the engine itself). Give the preset's "
+                         "options as arguments, or run `kvfit MODEL --check-engine ...` in a "
+                         "terminal.", fields=tuple(a for a in asked if a in NOT_OFFERED))
     return args
 
 
@@ -110,7 +115,7 @@ def _search_schema() -> dict:
 def _plan(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import plan_answer
 
-    api, args = _api(), _offline(_no_engine_check(args), offline)
+    api, args = _api(), _offline(_offered(args), offline)
     _needs(args, "plan", "model", MODEL["description"])
     model = args.pop("model")
     report = api.plan(model, **args)
@@ -121,7 +126,7 @@ def _plan(args: dict, offline: bool) -> tuple[dict, str, int]:
 def _sweep(args: dict, offline: bool) -> tuple[dict, str, int]:
     from ..report.answer import sweep_answer
 
-    api, args = _api(), _offline(_no_engine_check(args), offline)
+    api, args = _api(), _offline(_offered(args), offline)
     _needs(args, "sweep", "model", MODEL["description"])
     _needs(args, "sweep", "sweep", "one or two axes AXIS=V1,V2,... (e.g. context=8k,32k,128k)")
     model = args.pop("model")
@@ -131,7 +136,7 @@ def _sweep(args: dict, offline: bool) -> tuple[dict, str, int]:
 
 
 def _fit(args: dict, offline: bool) -> tuple[dict, str, int]:
-    from ..report.answer import fit_answer
+    from .answers import fit_answer
 
     api = _api()
     result = api.fit(**args)
@@ -139,7 +144,7 @@ def _fit(args: dict, offline: bool) -> tuple[dict, str, int]:
 
 
 def _explain(args: dict, offline: bool) -> tuple[dict, str, int]:
-    from ..report.answer import explain_answer
+    from .answers import explain_answer
 
     api, args = _api(), dict(args)
     _needs(args, "explain_log", "text", "the engine's start-up log as text")

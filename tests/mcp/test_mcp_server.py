@@ -16,7 +16,7 @@ pytest.importorskip("mcp")
 import mcp_stdio  # noqa: E402
 
 import kvfit  # noqa: E402
-from kvfit.mcp_server.tools import ENGINE_CHECK  # noqa: E402
+from kvfit.mcp_server.tools import NOT_OFFERED  # noqa: E402
 
 from conftest import run_cli  # noqa: E402
 
@@ -73,15 +73,15 @@ def test_the_sdk_client_lists_the_tools_with_their_schemas(mcp):
     plan = tools["plan"].input_schema
     assert plan["type"] == "object" and plan["required"] == ["model"]
     # plan's and sweep's options are the API's: the same names and the same schema for each
-    # (less the installed-engine check, which starts programs)
+    # (less the installed-engine check and presets: they start programs)
     options = kvfit.plan_options_schema()["properties"]
     for name, schema in options.items():
-        if name in ENGINE_CHECK:
+        if name in NOT_OFFERED:
             assert name not in plan["properties"], name
             continue
         assert plan["properties"][name] == schema, name
         assert tools["sweep"].input_schema["properties"][name] == schema, name
-    assert set(plan["properties"]) == {"model"} | (set(options) - ENGINE_CHECK)
+    assert set(plan["properties"]) == {"model"} | (set(options) - NOT_OFFERED)
     sweep = tools["sweep"].input_schema
     assert sweep["required"] == ["model", "sweep"] and sweep["properties"]["sweep"]["type"] == "array"
     assert {"hardware", "context", "users", "family", "paths"} <= set(
@@ -136,10 +136,11 @@ def test_bad_input_is_a_tool_error_with_the_cli_paragraph(mcp):
     ("plan", {"hardware": "h100-80"}, "the plan tool needs `model`: the checkpoint"),
     ("plan", PLAN | {"gpus": [8]}, "option gpus takes a number or a string"),
     ("plan", PLAN | {"engine_python": "/bin/sh"}, "does not run the installed-engine check"),
+    ("plan", {"model": "examples/qwen3-32b-h100.toml"}, "nor read presets"),
     ("plan", {"model": "no-such-org/no-such-model"}, "neither in kvfit's offline catalog"),
     ("plan_everything", {}, "no tool named 'plan_everything'"),
     ("list_hardware", {"all": True}, "list_hardware takes no arguments"),
-], ids=["unknown option", "no model", "wrong kind", "engine check", "unknown model",
+], ids=["unknown option", "no model", "wrong kind", "engine check", "preset", "unknown model",
         "unknown tool", "listing arguments"])
 def test_every_refusal_is_one_paragraph(mcp, tool, arguments, said):
     got = mcp.call(tool, arguments)
