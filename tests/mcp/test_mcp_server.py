@@ -201,3 +201,21 @@ def test_the_agent_skill_examples_are_what_the_server_answers(mcp):
         got = mcp.call(tool, arguments)
         assert not got.is_error
         assert got.content[0].text == shown
+
+
+def test_an_unexpected_exception_is_one_paragraph(monkeypatch):
+    """In-process (no server spawned): a kvfit bug inside a tool is an isError paragraph,
+    exit code 70 in _meta, never a traceback."""
+    import dataclasses
+
+    from kvfit.mcp_server import server, tools
+
+    def broken(args, offline):
+        raise RuntimeError("a bug\nwith a second line")
+
+    monkeypatch.setitem(tools.TOOLS, "plan", dataclasses.replace(tools.TOOLS["plan"],
+                                                                 call=broken))
+    got = server.answer("plan", PLAN)
+    assert got.is_error and got.meta == {"kvfit/exit_code": 70}
+    assert got.content[0].text == ("kvfit: internal error: RuntimeError: a bug. This is a kvfit "
+                                   "bug; please report it with the tool call that caused it.")
