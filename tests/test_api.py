@@ -205,6 +205,27 @@ def test_a_broken_config_is_bad_input(tmp_path):
     assert err == caught.value.render() + "\n" and code == 2
 
 
+def test_a_broken_spec_is_a_spec_error_with_the_cli_text(tmp_path, monkeypatch):
+    """A hardware spec that is not YAML: every plan that reads the presets refuses it."""
+    from kvfit.hardware import presets
+
+    (tmp_path / "broken.yaml").write_text("id: [unclosed\n")
+    monkeypatch.setattr(presets, "specs_dir", lambda kind: tmp_path)
+    presets.accelerators.cache_clear()
+    try:
+        with pytest.raises(kvfit.SpecError) as caught:
+            kvfit.plan("Qwen/Qwen3-8B", hardware="h100-80", offline=True)
+        presets.accelerators.cache_clear()
+        code, _, err = run_cli("Qwen/Qwen3-8B", "--hardware", "h100-80", "--offline")
+    finally:
+        monkeypatch.undo()
+        presets.accelerators.cache_clear()
+        presets.systems.cache_clear()
+    assert err == caught.value.render() + "\n"
+    assert code == kvfit.exit_code(caught.value) == 2
+    assert "broken.yaml" in err
+
+
 def test_the_exception_family():
     assert issubclass(errors.UsageError, kvfit.BadInput)
     assert issubclass(errors.ConfigError, kvfit.BadInput)
