@@ -490,3 +490,23 @@ def test_no_keyword_value_gets_past_as_a_traceback(key, monkeypatch):
             assert kvfit.exit_code(err) == 2, (key, value, text)
         else:
             assert kvfit.exit_code(report) in (0, 1, 5), (key, value)
+
+
+def test_fit_and_explain_log_keywords_have_their_schemas_too():
+    from jsonschema import Draft202012Validator
+
+    from kvfit.api.explain import EXPLAIN
+    from kvfit.api.fitting import FIT
+    from kvfit.api.options import schema
+
+    fit_schema = schema(FIT)
+    Draft202012Validator.check_schema(fit_schema)
+    assert fit_schema["required"] == ["context"]
+    # --users takes what --concurrent-users takes: 1 to 1,000,000 (kvfit.numbers.FIELDS)
+    for name in ("users", "concurrent_users"):
+        prop = fit_schema["properties"][name]
+        assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 1_000_000)
+    assert "all" not in fit_schema["properties"] and "json" not in fit_schema["properties"]
+    explain_schema = schema(EXPLAIN)
+    Draft202012Validator.check_schema(explain_schema)
+    assert {"model_dir", "tp", "max_model_len"} <= set(explain_schema["properties"])
