@@ -113,14 +113,26 @@ def evaluate() -> list[dict]:
         conc = _row(res, "maximum concurrency" if e == "vllm" else "max_running_requests")
         full = explain(case.text, model_dir=str(case.model_dir), engine_version=case.version,
                        tp=case.tp, hardware=case.hardware, flags=case.thread_flags,
-                       log_weights=False)
+                       log_weights=False, served_format=case.served_format)
         out.append({"case": case, "result": res, "mem": mem, "tok": tok, "rule": rule,
                     "conc": conc, "fit": case.slug in fit,
                     "why": _why(res, mem, tok, case.meta.get("known_miss")),
+                    "bare": _bare(case, full),
                     "full": {"weights": _row(full, "weights per GPU"),
                              "mem": _row(full, MEMORY[e]), "tok": _row(full, TOKENS[e]),
                              "basis": (_row(full, "weights per GPU") or {}).get("rule")}})
     return out
+
+
+def _bare(case, full: dict) -> dict:
+    """End to end without the served checkpoint's stated weight format (the stand-in config
+    alone): the memory and token rows, for the count that takes nothing but GPU and flags."""
+    if case.served_format:
+        full = explain(case.text, model_dir=str(case.model_dir), engine_version=case.version,
+                       tp=case.tp, hardware=case.hardware, flags=case.thread_flags,
+                       log_weights=False)
+    e = case.engine
+    return {"mem": _row(full, MEMORY[e]), "tok": _row(full, TOKENS[e])}
 
 
 def _config_kind(case) -> str:
