@@ -5,6 +5,8 @@ with are the ones the fixture logs print."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from engine_log_cases import load_cases
 
@@ -32,12 +34,14 @@ def test_online_fp8_llama_8b():
     # rows: 4096+1024+1024+4096+14336+14336+4096 = 43,008 -> 172,032 B of scales
     # 32 layers: (218,103,808 + 172,032) * 32 = 6,984,826,880 B
     # embed + lm_head: 2 * 128256*4096 * 2 B = 2,101,346,304 B; norms (2*32+1)*4096 * 2 B = 532,480
-    expected = 6_984_826_880 + 2_101_346_304 + 532_480          # 9,086,705,664 B
+    # vLLM's RoPE cos/sin cache (llama3 rope, one shared instance): max_position_embeddings
+    #   131072 x head_dim 128 x 2 B = 33,554,432 B (kvfit/engines/rope_cache.py)
+    expected = 6_984_826_880 + 2_101_346_304 + 532_480 + 33_554_432      # 9,120,260,096 B
     row = _weights_row(CASES["vllm-0.19.0-llama-3.1-8b-instruct-qfp8-h100-tp1"])
     assert row["predicted"] == pytest.approx(expected / GIB, abs=1e-9)
     assert "--quantization fp8" in row["rule"]
-    # the engine printed 8.49 GiB (the run's 'Model loading took' line): within 0.5 %
-    assert abs(row["predicted"] - 8.49) / 8.49 < 0.005
+    # the engine printed 8.49 GiB (the run's 'Model loading took' line): within 0.1 %
+    assert abs(row["predicted"] - 8.49) / 8.49 < 0.001
 
 
 def test_online_fp8_refused_by_vllm_033():
@@ -49,7 +53,7 @@ def test_online_fp8_refused_by_vllm_033():
     assert "fp8_per_tensor" in err.value.hint
     # the online method of that release sizes as the old fp8 one did
     row = _weights_row(case, version="0.33.0", flags={"quantization": "fp8_per_tensor"})
-    assert row["predicted"] == pytest.approx(9_086_705_664 / GIB, abs=1e-9)
+    assert row["predicted"] == pytest.approx(9_120_260_096 / GIB, abs=1e-9)
 
 
 def test_served_fp8_llama_70b_tp2():
@@ -61,14 +65,15 @@ def test_served_fp8_llama_70b_tp2():
     #   8192+1024+1024+8192+28672*2+8192 = 83,968 -> 335,872 B; 80 layers: 68,477,911,040 B,
     #   half per TP2 rank: 34,238,955,520
     # embed + lm_head 2 * 128256*8192 * 2 B = 4,202,692,608, vocab-split: 2,101,346,304 per rank
-    # norms (2*80+1)*8192 * 2 B = 2,637,824 on every rank
-    expected = 34_238_955_520 + 2_101_346_304 + 2_637_824       # 36,342,939,648 B
+    # norms (2*80+1)*8192 * 2 B = 2,637,824 on every rank; the RoPE cache 131072 x 128 x 2 B =
+    # 33,554,432 on every rank
+    expected = 34_238_955_520 + 2_101_346_304 + 2_637_824 + 33_554_432   # 36,376,494,080 B
     case = CASES["vllm-0.19.0-llama-3.3-70b-fp8-dynamic-h100-tp2"]
     assert case.served_format == "fp8"
     row = _weights_row(case, served_format=case.served_format)
     assert row["predicted"] == pytest.approx(expected / GIB, abs=1e-9)
     # the engine printed 33.88 GiB per rank
-    assert abs(row["predicted"] - 33.88) / 33.88 < 0.005
+    assert abs(row["predicted"] - 33.88) / 33.88 < 0.001
 
 
 def test_checkpoint_declaration_wins_over_the_flag():
@@ -82,3 +87,19 @@ def test_checkpoint_declaration_wins_over_the_flag():
     assert load_time("sglang", "0.5.23", "fp8", None) == (None, None)
     summary, why = load_time("vllm", "0.19.0", "fp8", QuantSummary())
     assert summary.module_groups == (("fp8", ("Linear",)),) and "fp8" in why
+
+
+def test_rope_cache_llama4_scout():
+    # meta-llama--Llama-4-Scout-17B-16E-Instruct text_config: max_position_embeddings 10,485,760,
+    # head_dim 128, rope_type llama3, bf16: 10,485,760 x 128 x 2 B = 2,684,354,560 B = 2.5 GiB on
+    # every rank, the gap between the log's 53.12 GiB per rank and the checkpoint's share
+    from kvfit.engines.rope_cache import rope_cache_bytes
+
+    case = CASES["vllm-0.19.0-llama-4-scout-17b-16e-instruct-h100-tp4"]
+    text = json.loads((case.model_dir / "config.json").read_text())["text_config"]
+    assert rope_cache_bytes(text, 2)[0] == 2_684_354_560
+    row = _weights_row(case)
+    assert abs(row["predicted"] - 53.12) / 53.12 < 0.001
+    # kinds whose cache is not max_position x rotary_dim get no term
+    assert rope_cache_bytes(text | {"rope_scaling": {"rope_type": "yarn", "factor": 4}}, 2)[0] \
+        is None

@@ -92,7 +92,19 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: boo
              loaded=None) -> tuple[int | None, str, bool]:
     """(bytes per rank, basis, packed). `loaded`: (QuantSummary, why) when the weights as
     loaded differ from the checkpoint's files (load-time quantization, or a stated served
-    format): the config estimate with that quantization, never the files' bytes."""
+    format): the config estimate with that quantization, never the files' bytes. Predicted
+    vLLM weights add the RoPE cache its loading figure counts (kvfit/engines/rope_cache.py)."""
+    w, basis, packed = _rank_weights(facts, weight_gib, meta, tp, state, log_weights, loaded)
+    if w is None or not packed or facts.engine != "vllm":
+        return w, basis, packed
+    from .rope_cache import rope_cache_bytes
+
+    rope, why = rope_cache_bytes(state.resolution.root, state.model_bytes.bytes)
+    return (w, basis, packed) if rope is None else (w + rope, f"{basis}; plus {why}", packed)
+
+
+def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
+                  loaded=None) -> tuple[int | None, str, bool]:
     if weight_gib is not None:
         return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
     if "weights_gib" in facts.printed and log_weights:
