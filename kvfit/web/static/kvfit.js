@@ -1,0 +1,405 @@
+// kvfit's page: reads the question from the address, asks the JSON API and draws its answer.
+// It computes nothing: every number shown is a field of the report JSON (bytes are only
+// written as GiB). Text from the report goes into the page as text (textContent), never as
+// markup: model names and config text are untrusted.
+"use strict";
+
+const GIB = 1024 ** 3;
+const PARTS = [
+  ["weights", "weights"], ["state", "KV / state"], ["engine_overheads", "engine overheads"],
+  ["reserve", "reserve"], ["free", "free"],
+];
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "text") node.textContent = String(v);
+    else node.setAttribute(k, String(v));
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+const $ = (id) => document.getElementById(id);
+const gib = (bytes) => (bytes === null || bytes === undefined) ? "n/a" : (bytes / GIB).toFixed(2) + " GiB";
+const num = (n) => (n === null || n === undefined) ? "n/a" : Number(n).toLocaleString("en-US");
+
+async function getJSON(url, options) {
+  const response = await fetch(url, options);
+  let body;
+  try { body = await response.json(); } catch (e) { body = null; }
+  if (!response.ok || body === null) {
+    const err = (body && body.error) || { kind: "error", message: `${url} answered HTTP ${response.status}.` };
+    throw Object.assign(new Error(err.message), { kvfit: err });
+  }
+  return body;
+}
+
+function showError(err) {
+  const box = $("error");
+  const e = err.kvfit || { kind: "error", message: String(err.message || err) };
+  box.replaceChildren(el("p", { text: `kvfit: ${e.kind}: ${e.message}${e.hint ? " " + e.hint : ""}` }));
+  box.hidden = false;
+}
+
+// ---- the question: the address <-> the form --------------------------------------------
+
+function questionFromForm(form) {
+  const q = new URLSearchParams();
+  for (const [k, v] of new FormData(form)) if (String(v).trim() !== "") q.append(k, String(v).trim());
+  const engine = $("engine").value;
+  if (engine) {
+    const version = $("engine_version").value.trim();
+    q.set("engine", version ? `${engine}@${version}` : engine);
+  }
+  // keep what the form has no box for (offline, tp, utilization, ...), so a link keeps them
+  for (const [k, v] of new URLSearchParams(location.search)) {
+    if (!form.elements.namedItem(k) && k !== "engine" && !q.has(k)) q.append(k, v);
+  }
+  return q;
+}
+
+function fillForm(form, q) {
+  for (const [k, v] of q) {
+    const box = form.elements.namedItem(k);
+    if (box && "value" in box) box.value = v;
+  }
+  const engine = q.get("engine") || "";
+  const at = engine.indexOf("@");
+  $("engine").value = at < 0 ? engine : engine.slice(0, at);
+  $("engine_version").value = at < 0 ? "" : engine.slice(at + 1);
+}
+
+function selectValue(select, value) {
+  if (value && ![...select.options].some((o) => o.value === value)) {
+    select.append(el("option", { value, text: value }));
+  }
+  select.value = value || "";
+}
+
+async function loadPickers(q) {
+  const [hardware, systems, detect] = await Promise.all([
+    getJSON("/api/hardware"), getJSON("/api/systems"), getJSON("/api/hardware/detect").catch(() => null),
+  ]);
+  const hw = $("hardware");
+  if (detect && detect.detected) {
+    const d = detect.detected;
+    hw.append(el("option", { value: "auto", text: `auto: ${d.count} x ${d.name} (${d.preset})` }));
+    $("detected").textContent = d.summary;
+    $("detected").hidden = false;
+  }
+  for (const a of hardware) hw.append(el("option", { value: a.id, text: `${a.id} (${a.nominal_gib} GiB)` }));
+  const sys = $("system");
+  for (const s of systems) sys.append(el("option", { value: s.id, text: `${s.id}: ${s.accelerators} x ${s.hardware}` }));
+  const detected = detect && detect.detected && !q.has("model");
+  selectValue(hw, q.get("hardware") || (detected && !q.get("system") ? "auto" : ""));
+  selectValue(sys, q.get("system") || "");
+}
+
+function catalogSuggestions() {
+  const box = $("model");
+  const list = $("catalog");
+  let asked = 0;
+  let timer = null;
+  const ask = async () => {
+    const mine = ++asked;
+    try {
+      const rows = await getJSON("/api/catalog?" + new URLSearchParams({ q: box.value.trim() }));
+      if (mine !== asked) return;
+      list.replaceChildren(...rows.map((r) => el("option", { value: r.repo_id || r.id || String(r) })));
+    } catch (e) { /* suggestions are a help, not an answer */ }
+  };
+  box.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(ask, 120); });
+  ask();
+}
+
+// ---- the answer -----------------------------------------------------------------------
+
+function verdictText(r) {
+  const rec = r.recommended;
+  const need = r.target ? r.target.required_sequences : null;
+  if (r.fits === true) return ["fits", "Fits"];
+  if (r.fits === false) return ["no", "Does not fit"];
+  return ["unknown", rec ? "Not judged" : "State only"];
+}
+
+function renderVerdict(r) {
+  const [cls, word] = verdictText(r);
+  const v = $("verdict");
+  v.className = "verdict " + cls;
+  const rec = r.recommended;
+  const parts = [el("strong", { id: "verdict-word", text: word })];
+  if (rec) {
+    parts.push(": ", el("span", { id: "verdict-layout", text: rec.label }), " holds ",
+      el("span", { id: "max-sequences", text: num(rec.max_sequences) }), " sequences");
+    if (r.target) parts.push(`; the target needs ${num(r.target.required_sequences)}`);
+    parts.push(".");
+  } else if (r.state) {
+    parts.push(`: ${gib(r.state.bytes_per_sequence)} of state per sequence; name the GPUs (or a system) to plan a fit.`);
+  }
+  v.replaceChildren(...parts);
+  const hw = r.hardware;
+  const where = hw ? (hw.system ? `${hw.gpus} x ${hw.id} (${hw.system_name || hw.system})` : `${hw.gpus} x ${hw.id}`) : "no hardware";
+  const model = r.model || {};
+  $("summary").textContent = [
+    `${model.source || "?"} (${model.model_type || "?"})`, `${num(r.context_tokens)} tokens`,
+    `KV ${r.kv_dtype}`, where, r.capacity_model ? r.capacity_model.label : null,
+    rec && rec.why ? rec.why : null,
+  ].filter(Boolean).join(" · ");
+}
+
+function renderLayouts(r) {
+  const body = $("layouts").querySelector("tbody");
+  const recId = r.recommended ? r.recommended.id : null;
+  body.replaceChildren(...(r.layouts || []).map((x) => {
+    const answer = x.fits === true ? "fits" : x.fits === false ? "does not fit" : "not judged";
+    const row = el("tr", { class: x.id === recId ? "recommended" : null },
+      el("th", { scope: "row", text: x.label + (x.id === recId ? " (recommended)" : "") }),
+      el("td", { text: x.placement || "" }),
+      el("td", { class: "num", text: num(x.max_sequences) }),
+      el("td", { class: "num", text: gib(x.per_rank ? x.per_rank.weights_bytes : null) }),
+      el("td", { class: "num", text: gib(x.per_rank ? x.per_rank.state_bytes_per_sequence : null) }),
+      el("td", { title: x.reason || "", text: `${answer}${x.reason ? ": " + x.reason : ""}` }));
+    return row;
+  }));
+}
+
+function renderBars(layouts) {
+  const box = $("bars");
+  const rows = layouts.filter((x) => x.memory_per_rank);
+  if (!rows.length) {
+    box.replaceChildren(el("p", { class: "note", text: "No memory bars: no layout has known weights and a valid split." }));
+    return;
+  }
+  const W = 760, left = 150, barW = W - left - 90, rowH = 26, top = 6;
+  const chart = svg("svg", { viewBox: `0 0 ${W} ${top + rows.length * rowH + 4}`, role: "img",
+    "aria-label": "memory per rank of each layout", class: "bars" });
+  rows.forEach((x, i) => {
+    const m = x.memory_per_rank;
+    const y = top + i * rowH;
+    chart.append(svg("text", { x: left - 8, y: y + 15, "text-anchor": "end", class: "label" }, x.label));
+    let at = left;
+    for (const [part, name] of PARTS) {
+      const bytes = m[part + "_bytes"] || 0;
+      if (!bytes || !m.total_bytes) continue;
+      const w = bytes / m.total_bytes * barW;
+      const rect = svg("rect", { x: at, y, width: Math.max(w, 0.5), height: rowH - 8, class: "part " + part });
+      rect.append(svg("title", {}, `${x.label}: ${name} ${gib(bytes)} of ${gib(m.total_bytes)}`));
+      chart.append(rect);
+      if (w > 70) chart.append(svg("text", { x: at + 4, y: y + 13, class: "in" }, `${name} ${(bytes / GIB).toFixed(1)}`));
+      at += w;
+    }
+    chart.append(svg("text", { x: left + barW + 6, y: y + 13, class: "total" }, gib(m.total_bytes)));
+  });
+  const legend = el("p", { class: "legend" }, ...PARTS.map(([part, name]) =>
+    el("span", {}, el("i", { class: "swatch " + part }), name)),
+    el("span", { class: "note", text: rows[0].memory_per_rank.basis ? ` · ${rows[0].memory_per_rank.basis}` : "" }));
+  box.replaceChildren(chart, legend);
+}
+
+function replanLink(q, s) {
+  // a suggestion names the option it changes (`change`) and its new `value`; other fields
+  // it carries beside them (e.g. the context an fp8 cache reaches) change too
+  const next = new URLSearchParams(q);
+  const shown = new Set(["change", "flags", "description", "layout", "max_sequences", "value"]);
+  next.set(s.change, s.value === undefined ? "true" : String(s.value));
+  for (const [k, v] of Object.entries(s)) if (!shown.has(k) && v !== null && typeof v !== "object") next.set(k, String(v));
+  if (s.change === "max_context") next.delete("context");
+  return "/?" + next.toString();
+}
+
+function renderSuggestions(r, q) {
+  const list = $("suggestions");
+  const rows = r.suggestions || [];
+  $("suggest-block").hidden = rows.length === 0;
+  list.replaceChildren(...rows.map((s) => el("li", {},
+    el("a", { href: replanLink(q, s), class: "suggestion", text: s.description }), " ",
+    el("code", { text: s.flags }),
+    s.layout ? ` → ${s.layout} holds ${num(s.max_sequences)}` : "")));
+}
+
+function renderSearch(r, q) {
+  const box = $("search");
+  const c = r.search && r.search.candidates;
+  box.hidden = !c;
+  if (!c) return;
+  const rows = c.map((x) => {
+    const next = new URLSearchParams(q);
+    next.delete("systems"); next.delete("max_nodes");
+    next.set("system", x.system); next.set("nodes", String(x.nodes));
+    const best = x.best_any_fabric;
+    return el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?" + next, text: x.name || x.system })),
+      el("td", { class: "num", text: num(x.nodes) }), el("td", { class: "num", text: num(x.gpus) }),
+      el("td", { text: x.status }), el("td", { text: best ? best.label : "" }),
+      el("td", { class: "num", text: best ? num(best.max_sequences) : "" }), el("td", { text: x.reason || "" }));
+  });
+  box.replaceChildren(el("h2", { text: "Systems searched" }), el("div", { class: "scroll" },
+    el("table", {}, el("thead", {}, el("tr", {}, ...["System", "Nodes", "GPUs", "Answer", "Best layout", "Max sequences", "Why"]
+      .map((h) => el("th", { scope: "col", text: h })))), el("tbody", {}, ...rows))));
+}
+
+function renderInverse(r) {
+  const box = $("inverse");
+  const inv = r.inverse;
+  box.hidden = !inv;
+  if (!inv) return;
+  const items = Object.entries(inv).filter(([, v]) => v === null || typeof v !== "object");
+  box.replaceChildren(el("h2", { text: inv.question === "min_gpus" ? "Fewest GPUs" : "Longest context" }),
+    el("dl", {}, ...items.flatMap(([k, v]) => [el("dt", { text: k.replaceAll("_", " ") }), el("dd", { text: v === null ? "none" : num(v) })])));
+}
+
+function renderCommands(r, command) {
+  $("command").textContent = command;
+  const ec = r.engine_command;
+  let launch = "";
+  if (ec && ec.launch) launch = ec.launch;
+  else if (ec && ec.hosts && ec.hosts.length) launch = ec.hosts.map((h) => h.launch).join("\n");
+  $("launch").textContent = launch || "choose an engine (vLLM or SGLang) for its launch command";
+  $("launch").classList.toggle("none", !launch);
+  $("copy-launch").disabled = !launch;
+}
+
+function renderWarnings(r) {
+  const rows = [...(r.warnings || []), ...((r.model && r.model.notes) || [])];
+  $("warnings-block").hidden = rows.length === 0;
+  $("warnings").replaceChildren(...rows.map((w) => el("li", { text: w })));
+}
+
+async function copy(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (e) {
+    const area = el("textarea", { readonly: "" });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  document.body.dataset.copied = text;   // what was copied, for a reader of the page
+  $("copied").textContent = "Copied: " + text;
+}
+
+async function plan(q) {
+  const apiQ = new URLSearchParams(q);
+  const engine = (q.get("engine") || "").split("@")[0];
+  if (engine && !apiQ.has("print_command")) apiQ.set("print_command", engine);
+  $("status").textContent = "Planning…";
+  document.body.dataset.state = "planning";
+  let report;
+  try {
+    report = await getJSON("/api/plan?" + apiQ);
+  } catch (err) {
+    $("status").hidden = true;
+    $("result").hidden = true;
+    showError(err);
+    document.body.dataset.state = "error";
+    return;
+  }
+  $("status").hidden = true;
+  $("error").hidden = true;
+  renderVerdict(report);
+  renderLayouts(report);
+  renderSuggestions(report, q);
+  renderSearch(report, q);
+  renderInverse(report);
+  renderWarnings(report);
+  $("raw").href = "/api/plan?" + apiQ;
+  $("result").hidden = false;
+  const command = await getJSON("/api/command?" + apiQ).then((c) => c.command, () => "");
+  renderCommands(report, command);
+  document.body.dataset.state = "answered";
+  await drawBars(report, q);
+}
+
+async function drawBars(report, q) {
+  // the memory bars are the sweep's: the same question swept over its own context
+  if (!report.layouts || !report.layouts.length || report.search || report.inverse) {
+    renderBars([]);
+    return;
+  }
+  const sq = new URLSearchParams(q);
+  sq.delete("context");
+  sq.delete("print_command");
+  sq.set("sweep", `context=${report.context_tokens}`);
+  try {
+    const s = await getJSON("/api/sweep?" + sq);
+    renderBars(s.sweep && s.sweep.cells.length ? s.sweep.cells[0].layouts : []);
+  } catch (err) {
+    $("bars").replaceChildren(el("p", { class: "note", text: "No memory bars: " + err.message }));
+  }
+  document.body.dataset.bars = "drawn";
+}
+
+function start() {
+  const form = $("question");
+  const q = new URLSearchParams(location.search);
+  fillForm(form, q);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    location.assign("/?" + questionFromForm(form));
+  });
+  document.addEventListener("click", (ev) => {
+    const button = ev.target.closest("button.copy");
+    if (button) copy($(button.dataset.copy).textContent);
+  });
+  catalogSuggestions();
+  loadPickers(q).catch(showError);
+  if (q.get("model")) plan(q);
+  else document.body.dataset.state = "idle";
+}
+
+// ---- the fit page ---------------------------------------------------------------------
+
+async function fitPage() {
+  const form = $("question");
+  const q = new URLSearchParams(location.search);
+  fillForm(form, q);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    location.assign("/fit?" + questionFromForm(form));
+  });
+  await loadPickers(q).catch(showError);
+  if (!q.get("context")) { document.body.dataset.state = "idle"; return; }
+  $("status").textContent = "Planning every catalog checkpoint…";
+  let d;
+  try {
+    d = await getJSON("/api/fit?" + q);
+  } catch (err) {
+    $("status").hidden = true;
+    showError(err);
+    document.body.dataset.state = "error";
+    return;
+  }
+  $("status").hidden = true;
+  const counts = Object.entries(d.counts || {}).map(([k, v]) => `${num(v)} ${k}`).join(", ");
+  $("verdict").textContent = `${num(d.planned)} checkpoints planned: ${counts}.`;
+  const planQ = new URLSearchParams(q);
+  planQ.delete("family"); planQ.delete("all"); planQ.delete("no_catalog");
+  const rows = Object.values(d.rows || {}).flat().map((x) => {
+    const link = new URLSearchParams(planQ);
+    link.set("model", x.model);
+    return el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?" + link, text: x.model })),
+      el("td", { text: x.status }), el("td", { class: "num", text: num(x.max_sequences) }),
+      el("td", { text: x.recommended ? x.recommended.label : "" }),
+      el("td", { class: "num", text: x.weights ? gib(x.weights.bytes) : "" }),
+      el("td", { text: x.reason || "" }));
+  });
+  $("fit-rows").replaceChildren(...rows);
+  $("verify").textContent = d.verify || "";
+  $("result").hidden = false;
+  document.body.dataset.state = "answered";
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  if (document.body.dataset.page === "fit") fitPage();
+  else start();
+});
