@@ -21,7 +21,6 @@ bounded (query and body size); the values themselves are validated by the API, a
 from __future__ import annotations
 
 import json
-import threading
 from importlib import resources
 from typing import Any
 
@@ -52,8 +51,6 @@ REFUSED = {
 STATIC = ("index.html", "fit.html", "kvfit.js", "kvfit.css")
 TYPES = {"index.html": "text/html; charset=utf-8", "fit.html": "text/html; charset=utf-8",
          "kvfit.js": "text/javascript; charset=utf-8", "kvfit.css": "text/css; charset=utf-8"}
-# One plan at a time: a local page for one person; the planner's caches are shared state.
-_LOCK = threading.Lock()
 
 
 class WebInputError(Exception):
@@ -68,43 +65,34 @@ class WebInputError(Exception):
                           "fields": [self.field] if self.field else [], "exit_code": 2}}
 
 
-def _schema() -> dict:
-    """The JSON Schema of kvfit.plan's keyword options (kvfit.plan_options_schema())."""
-    return kvfit.plan_options_schema()
-
-
-def _properties() -> dict[str, dict]:
-    return {k: v for k, v in _schema().get("properties", {}).items() if k not in REFUSED}
+def _properties(form: str = "plan") -> dict[str, dict]:
+    """The JSON Schema properties of a route's keywords (kvfit.plan_options_schema() for the
+    plan routes; kvfit.fit's and kvfit.explain_log's from their own parsers), less REFUSED."""
+    if form == "plan":
+        props = kvfit.plan_options_schema()["properties"]
+    else:
+        from ..api.explain import EXPLAIN
+        from ..api.fitting import FIT
+        from ..api.options import schema
+        props = schema({"fit": FIT, "explain": EXPLAIN}[form])["properties"]
+    return {k: v for k, v in props.items() if k not in REFUSED}
 
 
 def _kind(spec: dict) -> str:
-    """The JSON type a query value is read as: array, boolean, integer, number or string."""
+    """How a query value is read: a list (array), true/false (boolean), else text."""
     types = spec.get("type", "string")
     types = [types] if isinstance(types, str) else list(types)
-    for t in ("array", "boolean", "integer", "number"):
-        if t in types:
-            return t
-    if any("type" in s for s in spec.get("anyOf", []) + spec.get("oneOf", [])):
-        return _kind({"type": [s["type"] for s in spec.get("anyOf", []) + spec.get("oneOf", [])
-                               if isinstance(s.get("type"), str)]})
-    return "string"
+    return next((t for t in ("array", "boolean") if t in types), "string")
 
 
-def _value(name: str, kind: str, text: str) -> Any:
-    """One query value as the schema's type; what does not parse is passed on as text, so the
-    API refuses it with the CLI's own paragraph."""
-    if kind == "boolean":
-        low = text.strip().lower()
-        if low in ("", "true", "1", "on", "yes"):
-            return True
-        if low in ("false", "0", "off", "no"):
-            return False
-        raise WebInputError(400, f"{name}={text[:40]!r}: expected true or false.", field=name)
-    if kind in ("integer", "number"):
-        from ..numbers import parse_real, parse_whole
-        number = parse_whole(text) if kind == "integer" else parse_real(text)
-        return text if number is None else number
-    return text
+def _flag(name: str, text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("", "true", "1", "on", "yes"):
+        return True
+    if low in ("false", "0", "off", "no"):
+        return False
+    from ..numbers import shown
+    raise WebInputError(400, f"{name}={shown(text, 40)}: expected true or false.", field=name)
 
 
 def _check_name(name: str) -> None:
@@ -114,29 +102,27 @@ def _check_name(name: str) -> None:
                             field=name)
 
 
-def _query_options(request: Request, positional: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The URL query as keyword arguments, typed by the plan options' schema (names outside it
-    are passed on as text or true, for the API to accept or refuse by name)."""
+def _query_options(request: Request, form: str = "plan", positional: tuple[str, ...] = ()
+                   ) -> dict[str, Any]:
+    """The URL query as keyword arguments: a repeated or array option is a list, a boolean
+    one true/false, every other value the text as given, which the API reads and checks with
+    the CLI's own parser (so a value is refused with the flag's paragraph). An unknown name
+    is passed on for the API to refuse by name."""
     if len(request.url.query) > MAX_QUERY_CHARS:
         raise WebInputError(414, f"the query string is {len(request.url.query):,} characters; "
                             f"kvfit serve reads at most {MAX_QUERY_CHARS:,}.")
-    props = _properties()
+    props = _properties(form)
     out: dict[str, Any] = {}
     for name in dict.fromkeys(request.query_params.keys()):
         values = request.query_params.getlist(name)
         _check_name(name)
-        if name in positional:
-            out[name] = values[-1]
-            continue
-        spec = props.get(name, {})
-        kind = _kind(spec) if spec else "string"
+        kind = _kind(props[name]) if name in props and name not in positional else "string"
         if kind == "array":
-            items = spec.get("items", {})
-            out[name] = [_value(name, _kind(items), v) for v in values for v in
-                         ([v] if "," not in v or _kind(items) != "string" else v.split(","))
-                         if v != ""]
+            out[name] = [v for v in values if v != ""]
+        elif kind == "boolean":
+            out[name] = _flag(name, values[-1])
         else:
-            out[name] = _value(name, kind, values[-1])
+            out[name] = values[-1]
     return out
 
 
@@ -185,10 +171,6 @@ class App:
     def _opts(self, options: dict[str, Any]) -> dict[str, Any]:
         return options | {"offline": True} if self.offline else options
 
-    def _call(self, fn, *args, **kwargs):
-        with _LOCK:
-            return fn(*args, **kwargs)
-
     # the pages and their files
 
     async def page(self, request: Request) -> Response:
@@ -205,37 +187,39 @@ class App:
 
     async def plan(self, request: Request) -> Response:
         options = (await _json_options(request) if request.method == "POST"
-                   else _query_options(request, ("model",)))
+                   else _query_options(request, positional=("model",)))
         model = _model(options)
-        report = await _threaded(self._call, kvfit.plan, model, **self._opts(options))
+        report = await _threaded(kvfit.plan, model, **self._opts(options))
         return _answer(report.to_json(), kvfit.exit_code(report))
 
     async def sweep(self, request: Request) -> Response:
-        options = _query_options(request, ("model",))
+        options = _query_options(request, positional=("model",))
         model = _model(options)
-        result = await _threaded(self._call, kvfit.sweep, model, **self._opts(options))
+        specs = [v for v in request.query_params.getlist("sweep") if v]
+        options.pop("sweep", None)
+        result = await _threaded(kvfit.sweep, model, specs, **self._opts(options))
         return _answer(result.to_json())
 
     async def command(self, request: Request) -> Response:
-        options = _query_options(request, ("model",))
+        options = _query_options(request, positional=("model",))
         model = _model(options)
-        text = await _threaded(self._call, kvfit.command_line, model, **self._opts(options))
+        text = await _threaded(kvfit.command_line, model, **self._opts(options))
         return JSONResponse({"command": text})
 
     async def fit(self, request: Request) -> Response:
-        options = _query_options(request)
-        result = await _threaded(self._call, kvfit.fit, **options)
+        options = _query_options(request, "fit")
+        result = await _threaded(kvfit.fit, **self._opts(options))
         return _answer(result.to_json())
 
     async def explain_log(self, request: Request) -> Response:
-        options = _query_options(request)
+        options = _query_options(request, "explain")
         raw = await _body(request, MAX_LOG_BODY)
         text = raw.decode("utf-8", errors="replace")
-        result = await _threaded(self._call, kvfit.explain_log, text, **options)
+        result = await _threaded(kvfit.explain_log, text, **self._opts(options))
         return _answer(result.to_json())
 
     async def hardware(self, request: Request) -> Response:
-        return JSONResponse(await _threaded(kvfit.list_hardware))
+        return JSONResponse((await _threaded(kvfit.list_hardware)).to_json())
 
     async def detect(self, request: Request) -> Response:
         """What `--hardware auto` would plan on: {"detected": ..., "error": None} or
@@ -250,12 +234,14 @@ class App:
         return JSONResponse({"detected": d, "error": None})
 
     async def systems(self, request: Request) -> Response:
-        return JSONResponse(await _threaded(kvfit.list_systems))
+        return JSONResponse((await _threaded(kvfit.list_systems)).to_json())
 
     async def catalog(self, request: Request) -> Response:
-        options = _query_options(request, ("q",))
-        query = str(options.get("q", ""))
-        return JSONResponse(await _threaded(kvfit.catalog_search, query=query, limit=20))
+        if len(request.url.query) > MAX_QUERY_CHARS:
+            raise WebInputError(414, f"the query string is over {MAX_QUERY_CHARS:,} characters.")
+        query = request.query_params.get("q", "")
+        rows = await _threaded(kvfit.catalog_search, query=query, limit=20)
+        return JSONResponse(rows.to_json())
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi())
@@ -313,59 +299,83 @@ async def _internal(request: Request, exc: Exception) -> Response:
                                    "fields": [], "exit_code": 70}}, status_code=500)
 
 
-def openapi() -> dict:
-    """The OpenAPI 3.1 description: the plan routes' parameters are kvfit.plan's options."""
-    props = _properties()
-    params = [{"name": "model", "in": "query", "required": True,
-               "description": "checkpoint: Hub id (org/name[@revision]), catalog id or local "
-                              "folder", "schema": {"type": "string", "minLength": 1}}]
-    for name, spec in sorted(props.items()):
-        if name == "model":
-            continue
+def _params(form: str, model: bool) -> list[dict]:
+    """Query parameters: a route's keyword options (model first on the plan routes)."""
+    out = []
+    if model:
+        out.append({"name": "model", "in": "query", "required": True, "description":
+                    "checkpoint: Hub id (org/name[@revision]), catalog id or local folder",
+                    "schema": {"type": "string", "minLength": 1,
+                               "examples": ["Qwen/Qwen3-32B"]}})
+    for name, spec in sorted(_properties(form).items()):
         param = {"name": name, "in": "query", "required": False, "schema": spec}
         if _kind(spec) == "array":
             param |= {"style": "form", "explode": True}
-        if spec.get("description"):
-            param["description"] = spec["description"]
-        params.append(param)
-    error = {"description": "bad input: the CLI's --json error paragraph", "content": {
-        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-    report = {"description": "the report: the CLI's --json (X-Kvfit-Exit-Code: its exit code)",
-              "content": {"application/json": {"schema": {"type": "object"}}}}
-    listing = {"description": "the listing", "content": {
-        "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}}
+        out.append(param | ({"description": spec["description"]}
+                            if spec.get("description") else {}))
+    return out
+
+
+def _json(description: str, schema: dict) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def openapi() -> dict:
+    """The OpenAPI 3.1 description of the JSON API: the plan routes' parameters are
+    kvfit.plan_options_schema(), /api/fit's and /api/explain-log's their functions' options."""
+    error = _json("bad input: the CLI's --json error paragraph",
+                  {"$ref": "#/components/schemas/Error"})
     bad = {"400": error, "413": error, "414": error, "422": error}
-    body = {"type": "object", "required": ["model"], "properties":
-            {"model": {"type": "string", "minLength": 1}} | {k: v for k, v in props.items()
-                                                              if k != "model"}}
-    text = {"name": "q", "in": "query", "required": False, "schema": {"type": "string"}}
+    answer = {"200": _json("what the matching `kvfit ... --json` prints (the header "
+                           "X-Kvfit-Exit-Code carries a plan's exit code)",
+                           {"type": "object"})} | bad
+    listing = {"200": _json("the listing", {"type": "array", "items": {"type": "object"}})}
+    plan = _params("plan", True)
+    sweep = {"name": "sweep", "in": "query", "required": True, "style": "form",
+             "explode": True, "description": "AXIS=V1,V2,... (context, users, gpus, nodes, "
+             "kv-dtype); once or twice",
+             "schema": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                        "maxItems": 2}}
+    body = {"type": "object", "required": ["model"],
+            "properties": {"model": {"type": "string", "minLength": 1}} | _properties("plan")}
+
+    def get(op: str, summary: str, params: list, responses: dict) -> dict:
+        return {"get": {"operationId": op, "summary": summary, "parameters": params,
+                        "responses": responses}}
+
+    paths = {
+        "/api/plan": get("plan", "plan one checkpoint (kvfit MODEL ... --json)", plan, answer)
+        | {"post": {"operationId": "planPost", "summary": "the same, the options as a JSON "
+                    "object", "requestBody": {"required": True, "content": {
+                        "application/json": {"schema": body}}}, "responses": answer}},
+        "/api/sweep": get("sweep", "plan over one or two axes (kvfit MODEL --sweep ...)",
+                          plan + [sweep], answer),
+        "/api/command": get("command", "the equivalent kvfit command line", plan,
+                            {"200": _json("the command", {"type": "object"})} | bad),
+        "/api/fit": get("fit", "what fits this hardware (kvfit fit ... --json)",
+                        _params("fit", False), answer),
+        "/api/explain-log": {"post": {
+            "operationId": "explainLog", "summary": "a start-up log against kvfit's "
+            "prediction (kvfit explain-log FILE --json)", "parameters": _params("explain", False),
+            "requestBody": {"required": True, "content": {"text/plain": {
+                "schema": {"type": "string"}}}}, "responses": answer}},
+        "/api/hardware": get("hardware", "hardware presets (kvfit --list-hardware --json)", [],
+                             listing),
+        "/api/hardware/detect": get("detect", "the local GPUs --hardware auto plans on", [],
+                                    {"200": _json("what was seen, or why nothing",
+                                                  {"type": "object"})}),
+        "/api/systems": get("systems", "system presets (kvfit --list-systems --json)", [],
+                            listing),
+        "/api/catalog": get("catalog", "catalog entries whose id holds q, best first",
+                            [{"name": "q", "in": "query", "required": False,
+                              "schema": {"type": "string"}}], listing | bad),
+    }
     return {
         "openapi": "3.1.0",
         "info": {"title": "kvfit", "version": kvfit.__version__, "description":
                  "kvfit's answers as JSON: each route returns exactly what the matching "
                  "`kvfit ... --json` command prints."},
-        "paths": {
-            "/api/plan": {
-                "get": {"operationId": "plan", "summary": "plan one checkpoint on hardware",
-                        "parameters": params, "responses": {"200": report} | bad},
-                "post": {"operationId": "planPost", "summary": "the same, options as JSON",
-                         "requestBody": {"required": True, "content": {
-                             "application/json": {"schema": body}}},
-                         "responses": {"200": report} | bad}},
-            "/api/command": {"get": {"operationId": "command", "summary": "the equivalent "
-                                     "kvfit command line", "parameters": params,
-                                     "responses": {"200": {"description": "the command",
-                                                           "content": {"application/json": {
-                                                               "schema": {"type": "object"}}}}}
-                                     | bad}},
-            "/api/hardware": {"get": {"operationId": "hardware", "summary": "hardware presets",
-                                      "responses": {"200": listing}}},
-            "/api/systems": {"get": {"operationId": "systems", "summary": "system presets",
-                                     "responses": {"200": listing}}},
-            "/api/catalog": {"get": {"operationId": "catalog", "summary": "catalog entries "
-                                     "matching q", "parameters": [text],
-                                     "responses": {"200": listing} | bad}},
-        },
+        "paths": paths,
         "components": {"schemas": {"Error": {"type": "object", "required": ["error"],
                                              "properties": {"error": {"type": "object"}}}}},
     }

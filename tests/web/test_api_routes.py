@@ -9,16 +9,13 @@ import shlex
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("starlette", reason="the `web` extra (starlette) is not installed")
-
+from reach_questions import QUESTIONS, cli_args
 from starlette.testclient import TestClient
 
 import kvfit
 from kvfit.web.app import MAX_JSON_BODY, MAX_QUERY_CHARS, REFUSED, create_app
 
 from conftest import run_cli, run_json
-from reach_questions import QUESTIONS, cli_args
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "fixtures" / "engine_logs"
@@ -96,7 +93,8 @@ def test_api_explain_log_is_the_cli_json(client):
 
 
 def test_listings_are_the_cli_listings(client):
-    assert client.get("/api/hardware").json() == run_json("--list-hardware")[1]
+    assert client.get("/api/hardware").json() == run_json("--list-hardware")[1] == \
+        kvfit.list_hardware().to_json()
     assert client.get("/api/systems").json() == run_json("--list-systems")[1]
 
 
@@ -105,7 +103,7 @@ def test_catalog_suggestions_match_the_typed_text(client):
     ids = [r["repo_id"] for r in rows]
     assert "Qwen/Qwen3-32B" in ids
     assert all("qwen3-32" in i.lower() for i in ids), ids
-    assert rows == kvfit.catalog_search(query="qwen3-32", limit=20)
+    assert rows == kvfit.catalog_search(query="qwen3-32", limit=20).to_json()
 
 
 def test_the_equivalent_command_answers_the_same(client):

@@ -13,9 +13,7 @@ import subprocess
 import sys
 
 import pytest
-
-pytest.importorskip("starlette", reason="the `web` extra (starlette) is not installed")
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+from playwright import sync_api as playwright
 
 from conftest import launch_port, run_json
 
