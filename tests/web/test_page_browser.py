@@ -92,7 +92,11 @@ def test_the_page_answers_as_the_cli(page):
     # the layout table has a row per layout, the memory bars a bar per layout with bars
     assert page.locator("#layouts tbody tr").count() == len(cli["layouts"])
     page.wait_for_selector("body[data-bars=drawn]")
-    assert page.locator("#bars svg g, #bars svg rect.weights").count() >= 1
+    _, swept = run_json("Qwen/Qwen3-32B", "--hardware", "h100-80", "--gpus", "8", "--sweep",
+                        f"context={cli['context_tokens']}", "--offline")
+    barred = [x for x in swept["sweep"]["cells"][0]["layouts"] if x["memory_per_rank"]]
+    assert barred and page.locator("#bars svg rect.weights").count() == len(barred)
+    assert page.locator("#capacity svg polyline.curve").count() == len(cli["layouts"])
     # the question lives in the address: loading it again answers again
     again = page.url
     page.goto(again)

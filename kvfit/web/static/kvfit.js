@@ -162,7 +162,8 @@ function renderLayouts(r) {
   body.replaceChildren(...(r.layouts || []).map((x) => {
     const answer = x.fits === true ? "fits" : x.fits === false ? "does not fit" : "not judged";
     const row = el("tr", { class: x.id === recId ? "recommended" : null },
-      el("th", { scope: "row", text: x.label + (x.id === recId ? " (recommended)" : "") }),
+      el("th", { scope: "row", class: "layout", text: x.label }, x.id === recId ? el("br") : "",
+        x.id === recId ? el("small", { text: "recommended" }) : ""),
       el("td", { text: x.placement || "" }),
       el("td", { class: "num", text: num(x.max_sequences) }),
       el("td", { class: "num", text: gib(x.per_rank ? x.per_rank.weights_bytes : null) }),
@@ -187,17 +188,22 @@ function renderBars(layouts) {
     const y = top + i * rowH;
     chart.append(svg("text", { x: left - 8, y: y + 15, "text-anchor": "end", class: "label" }, x.label));
     let at = left;
+    // the drawn width is the larger of the total and the parts; a negative part (an engine
+    // pool below zero: it would not start) is not drawn but said
+    const scale = Math.max(m.total_bytes, PARTS.reduce((t, [p]) => t + Math.max(0, m[p + "_bytes"] || 0), 0));
+    const negative = PARTS.filter(([p]) => (m[p + "_bytes"] || 0) < 0).map(([p, name]) => `${name} ${gib(m[p + "_bytes"])}`);
     for (const [part, name] of PARTS) {
       const bytes = m[part + "_bytes"] || 0;
-      if (!bytes || !m.total_bytes) continue;
-      const w = bytes / m.total_bytes * barW;
+      if (bytes <= 0 || !scale) continue;
+      const w = bytes / scale * barW;
       const rect = svg("rect", { x: at, y, width: Math.max(w, 0.5), height: rowH - 8, class: "part " + part });
       rect.append(svg("title", {}, `${x.label}: ${name} ${gib(bytes)} of ${gib(m.total_bytes)}`));
       chart.append(rect);
       if (w > 70) chart.append(svg("text", { x: at + 4, y: y + 13, class: "in" }, `${name} ${(bytes / GIB).toFixed(1)}`));
       at += w;
     }
-    chart.append(svg("text", { x: left + barW + 6, y: y + 13, class: "total" }, gib(m.total_bytes)));
+    chart.append(svg("text", { x: left + barW + 6, y: y + 13, class: "total" },
+      gib(m.total_bytes) + (negative.length ? ` (${negative.join(", ")})` : "")));
   });
   const legend = el("p", { class: "legend" }, ...PARTS.map(([part, name]) =>
     el("span", {}, el("i", { class: "swatch " + part }), name)),
@@ -238,7 +244,7 @@ function renderSearch(r, q) {
     const best = x.best_any_fabric;
     return el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?" + next, text: x.name || x.system })),
       el("td", { class: "num", text: num(x.nodes) }), el("td", { class: "num", text: num(x.gpus) }),
-      el("td", { text: x.status }), el("td", { text: best ? best.label : "" }),
+      el("td", { text: x.status }), el("td", { class: "layout", text: best ? best.label : "" }),
       el("td", { class: "num", text: best ? num(best.max_sequences) : "" }), el("td", { text: x.reason || "" }));
   });
   box.replaceChildren(el("h2", { text: "Systems searched" }), el("div", { class: "scroll" },
@@ -320,23 +326,79 @@ async function plan(q) {
   await drawBars(report, q);
 }
 
+// contexts the capacity chart asks about (a sweep of the same question), up to the model's
+// declared maximum or the asked context, whichever is longer
+const LADDER = [4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576];
+const tokensText = (n) => n % 1048576 === 0 ? `${n / 1048576}m` : n % 1024 === 0 ? `${n / 1024}k` : num(n);
+
 async function drawBars(report, q) {
-  // the memory bars are the sweep's: the same question swept over its own context
-  if (!report.layouts || !report.layouts.length || report.search || report.inverse) {
-    renderBars([]);
-    return;
-  }
+  // the chart and the memory bars are the sweep's: the same question over a context axis
+  const none = (why) => {
+    $("bars").replaceChildren(el("p", { class: "note", text: why }));
+    $("capacity").replaceChildren(el("p", { class: "note", text: why }));
+  };
+  if (report.search) return none("A systems search: open one system above for its chart and memory bars.");
+  if (report.inverse || !report.layouts || !report.layouts.length) return none("No chart for this question: it plans no fixed layout.");
+  const asked = report.context_tokens;
+  const top = Math.max(asked, report.max_context_tokens || 0);
+  const points = [...new Set([...LADDER.filter((n) => n <= top), asked])].sort((a, b) => a - b);
   const sq = new URLSearchParams(q);
   sq.delete("context");
   sq.delete("print_command");
-  sq.set("sweep", `context=${report.context_tokens}`);
+  sq.set("sweep", `context=${points.join(",")}`);
   try {
     const s = await getJSON("/api/sweep?" + sq);
-    renderBars(s.sweep && s.sweep.cells.length ? s.sweep.cells[0].layouts : []);
+    const cells = (s.sweep && s.sweep.cells) || [];
+    const here = cells.find((c) => c.context_tokens === asked);
+    renderBars(here ? here.layouts : []);
+    renderCapacity(cells, asked);
   } catch (err) {
-    $("bars").replaceChildren(el("p", { class: "note", text: "No memory bars: " + err.message }));
+    none("No chart: " + err.message);
   }
   document.body.dataset.bars = "drawn";
+}
+
+function renderCapacity(cells, asked) {
+  const box = $("capacity");
+  const ids = [];
+  const labels = {};
+  for (const c of cells) for (const x of c.layouts) if (!(x.id in labels)) { ids.push(x.id); labels[x.id] = x.label; }
+  const value = (c, id) => { const x = c.layouts.find((y) => y.id === id); return x ? x.max_sequences : null; };
+  const ys = cells.flatMap((c) => [...ids.map((id) => value(c, id)), c.required_sequences]).filter((v) => v !== null && v !== undefined);
+  if (!cells.length || !ys.length) { box.replaceChildren(el("p", { class: "note", text: "No chart: no cell was judged." })); return; }
+  const W = 760, H = 200, left = 56, right = 150, top = 10, bottom = 34;
+  const top_ = Math.max(...ys, 1);
+  const x = (i) => left + (cells.length === 1 ? 0 : i / (cells.length - 1)) * (W - left - right);
+  const y = (v) => top + (1 - v / top_) * (H - top - bottom);
+  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", class: "capacity",
+    "aria-label": "max sequences of each layout by context" });
+  for (const f of [0, 0.5, 1]) {
+    const v = Math.round(top_ * f);
+    chart.append(svg("line", { x1: left, x2: W - right, y1: y(v), y2: y(v), class: "grid" }));
+    chart.append(svg("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end" }, num(v)));
+  }
+  cells.forEach((c, i) => {
+    chart.append(svg("text", { x: x(i), y: H - bottom + 16, "text-anchor": "middle",
+      class: c.context_tokens === asked ? "asked" : "" }, tokensText(c.context_tokens)));
+    if (c.context_tokens === asked) chart.append(svg("line", { x1: x(i), x2: x(i), y1: top, y2: H - bottom, class: "asked" }));
+  });
+  chart.append(svg("text", { x: (left + W - right) / 2, y: H - 2, "text-anchor": "middle", class: "axis" }, "context (tokens per sequence)"));
+  const target = cells.map((c, i) => `${x(i)},${y(c.required_sequences)}`).join(" ");
+  chart.append(svg("polyline", { points: target, class: "target" }));
+  ids.forEach((id, k) => {
+    const pts = cells.map((c, i) => [i, value(c, id)]).filter(([, v]) => v !== null && v !== undefined);
+    const line = svg("polyline", { points: pts.map(([i, v]) => `${x(i)},${y(v)}`).join(" "), class: `curve c${k % 6}` });
+    line.append(svg("title", {}, labels[id]));
+    chart.append(line);
+    for (const [i, v] of pts) {
+      const dot = svg("circle", { cx: x(i), cy: y(v), r: 3, class: `dot c${k % 6}` });
+      dot.append(svg("title", {}, `${labels[id]} at ${tokensText(cells[i].context_tokens)}: ${num(v)} sequences`));
+      chart.append(dot);
+    }
+    chart.append(svg("text", { x: W - right + 10, y: top + 12 + k * 16, class: `key c${k % 6}` }, labels[id]));
+  });
+  chart.append(svg("text", { x: W - right + 10, y: top + 12 + ids.length * 16, class: "key target" }, "target"));
+  box.replaceChildren(chart);
 }
 
 function start() {
@@ -389,7 +451,7 @@ async function fitPage() {
     link.set("model", x.model);
     return el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?" + link, text: x.model })),
       el("td", { text: x.status }), el("td", { class: "num", text: num(x.max_sequences) }),
-      el("td", { text: x.recommended ? x.recommended.label : "" }),
+      el("td", { class: "layout", text: x.recommended ? x.recommended.label : "" }),
       el("td", { class: "num", text: x.weights ? gib(x.weights.bytes) : "" }),
       el("td", { text: x.reason || "" }));
   });
