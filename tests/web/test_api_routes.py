@@ -125,6 +125,17 @@ def test_detect_without_a_gpu_says_why(client, monkeypatch, tmp_path):
     assert "nvidia-smi" in got.json()["error"]["message"]
 
 
+def test_detect_names_the_preset_auto_plans_on(client, monkeypatch, tmp_path):
+    tool = tmp_path / "nvidia-smi"                    # one GPU as nvidia-smi prints it
+    tool.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 81559, 80000'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    got = client.get("/api/hardware/detect").json()
+    assert got["error"] is None
+    assert (got["detected"]["count"], got["detected"]["preset"]) == (1, "h100-80")
+    assert got["detected"]["summary"].endswith("--hardware auto plans on 1 x h100-80.")
+
+
 def test_the_pages_and_their_files_are_served(client):
     for path, kind in [("/", "text/html"), ("/fit", "text/html"),
                        ("/static/kvfit.js", "text/javascript"), ("/static/kvfit.css", "text/css")]:

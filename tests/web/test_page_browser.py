@@ -25,22 +25,29 @@ pytestmark = pytest.mark.skipif(
 WAIT_MS = 120_000      # generous: the machine may be busy; nothing here measures time
 
 
-@pytest.fixture(scope="module")
-def served():
-    """`kvfit serve --offline` on a free port: the URL it prints."""
+def _serve(env=None):
+    """`kvfit serve --offline` on a free port as a child process: (process, the URL it prints)."""
     port = launch_port()
     proc = subprocess.Popen([sys.executable, "-m", "kvfit", "serve", "--port", str(port),
                              "--offline"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, env=env)
     line = proc.stdout.readline()                 # printed once the socket listens
     if not line.startswith("kvfit serve: http://127.0.0.1:"):
         proc.kill()
         pytest.fail(f"kvfit serve did not start: {line!r} {proc.stderr.read()[-2000:]}")
-    try:
-        yield line.split()[2]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+    return proc, line.split()[2]
+
+
+def _stop(proc) -> None:
+    proc.terminate()
+    proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def served():
+    proc, url = _serve()
+    yield url
+    _stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +60,13 @@ def browser():
 
 @pytest.fixture
 def page(browser, served):
+    yield from _page(browser, served)
+
+
+def _page(browser, url):
     context = browser.new_context(viewport={"width": 1366, "height": 768},
                                   permissions=["clipboard-read", "clipboard-write"],
-                                  base_url=served)
+                                  base_url=url)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -171,3 +182,34 @@ def test_the_fit_page_lists_what_fits(page):
     page.wait_for_url("**/?*model=*")
     _answered(page)
     assert page.text_content("#verdict-word") == "Fits"
+
+
+# two GPUs as nvidia-smi prints them (name, total MiB, free MiB): an RTX 5090 is preset
+# rtx-5090-32 (kvfit.hardware.detect.NAMES)
+SMI_LINES = ("NVIDIA GeForce RTX 5090, 32607, 31500", "NVIDIA GeForce RTX 5090, 32607, 31200")
+
+
+def test_detected_gpus_are_preselected(browser, tmp_path, monkeypatch):
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n" + "".join(f"echo '{x}'\n" for x in SMI_LINES))
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    proc, url = _serve(dict(os.environ))
+    try:
+        for pg in _page(browser, url):
+            pg.goto("/")
+            pg.wait_for_selector("#hardware option[value=auto]", state="attached")
+            assert pg.input_value("#hardware") == "auto"
+            assert "2 x NVIDIA GeForce RTX 5090" in pg.text_content("#detected")
+            pg.fill("#model", "Qwen/Qwen3-30B-A3B")
+            pg.fill("#context", "32k")
+            pg.click("#plan")
+            pg.wait_for_url("**hardware=auto*")
+            _answered(pg)
+            _, cli = run_json("Qwen/Qwen3-30B-A3B", "--hardware", "auto", "--context", "32k",
+                              "--offline")
+            assert (cli["hardware"]["id"], cli["hardware"]["gpus"]) == ("rtx-5090-32", 2)
+            assert _count(pg.text_content("#max-sequences")) == \
+                cli["recommended"]["max_sequences"]
+    finally:
+        _stop(proc)
