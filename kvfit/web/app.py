@@ -12,6 +12,7 @@ link reproduces the answer; POST /api/plan also takes them as a JSON object):
   /api/hardware/detect     the local GPUs `--hardware auto` plans on, or why none
   /api/systems             kvfit.list_systems()           == `kvfit --list-systems --json`
   /api/catalog?q=          kvfit.catalog_search(q): suggestions for the model box
+  /api/folders?q=          local folders under a typed path (/, ./, ~): the model box's too
   /openapi.json            the OpenAPI description, its parameters from kvfit.plan_options_schema()
 Bad input is a 4xx whose body is the CLI's --json error, {"error": {kind, message, hint, fields,
 exit_code}}; anything unexpected is a 500 with one paragraph, never a traceback. Requests are
@@ -243,8 +244,46 @@ class App:
         rows = await _threaded(kvfit.catalog_search, query=query, limit=20)
         return JSONResponse(rows.to_json())
 
+    async def folders(self, request: Request) -> Response:
+        """Local folders for the model box: the subfolders of the typed path's folder whose
+        names start with its last part ([{"path", "checkpoint": holds a config.json}])."""
+        if len(request.url.query) > MAX_QUERY_CHARS:
+            raise WebInputError(414, f"the query string is over {MAX_QUERY_CHARS:,} characters.")
+        return JSONResponse(await _threaded(local_folders, request.query_params.get("q", "")))
+
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi())
+
+
+MAX_FOLDERS = 20          # suggestions shown
+MAX_SCANNED = 2_000       # directory entries read for them
+
+
+def local_folders(typed: str) -> list[dict]:
+    """Subfolders of `typed`'s folder whose names begin with its last part (hidden ones only
+    when that part begins with a dot), sorted; [] unless `typed` is a path (/, ./, ../, ~)."""
+    import os
+    if not typed.startswith(("/", "./", "../", "~")) or "\0" in typed:
+        return []
+    path = os.path.expanduser(typed)
+    head, prefix = os.path.split(path)
+    found = []
+    try:
+        with os.scandir(head or ".") as entries:
+            for n, entry in enumerate(entries):
+                if n >= MAX_SCANNED:
+                    break
+                name = entry.name
+                if not name.startswith(prefix) or (name.startswith(".") and
+                                                   not prefix.startswith(".")):
+                    continue
+                if entry.is_dir():
+                    full = os.path.join(head, name)
+                    found.append({"path": full, "checkpoint":
+                                  os.path.isfile(os.path.join(full, "config.json"))})
+    except (OSError, ValueError):
+        return []
+    return sorted(found, key=lambda f: f["path"])[:MAX_FOLDERS]
 
 
 async def _threaded(fn, *args, **kwargs):
@@ -369,6 +408,9 @@ def openapi() -> dict:
         "/api/catalog": get("catalog", "catalog entries whose id holds q, best first",
                             [{"name": "q", "in": "query", "required": False,
                               "schema": {"type": "string"}}], listing | bad),
+        "/api/folders": get("folders", "local folders whose path begins with q",
+                            [{"name": "q", "in": "query", "required": False,
+                              "schema": {"type": "string"}}], listing | bad),
     }
     return {
         "openapi": "3.1.0",
@@ -393,6 +435,7 @@ def create_app(*, offline: bool = False, allowed_hosts: list[str] | None = None)
         Route("/api/fit", app.fit), Route("/api/explain-log", app.explain_log, methods=["POST"]),
         Route("/api/hardware", app.hardware), Route("/api/hardware/detect", app.detect),
         Route("/api/systems", app.systems), Route("/api/catalog", app.catalog),
+        Route("/api/folders", app.folders),
         Route("/openapi.json", app.openapi),
     ]
     hosts = allowed_hosts or ["127.0.0.1", "localhost", "[::1]", "::1"]

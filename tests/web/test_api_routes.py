@@ -105,6 +105,19 @@ def test_catalog_suggestions_match_the_typed_text(client):
     assert rows == kvfit.catalog_search(query="qwen3-32", limit=20).to_json()
 
 
+def test_folder_suggestions_list_local_checkpoints(client, tmp_path):
+    (tmp_path / "qwen-a").mkdir()
+    (tmp_path / "qwen-a" / "config.json").write_text("{}")
+    (tmp_path / "qwen-b").mkdir()
+    (tmp_path / "qwen-file").write_text("")
+    (tmp_path / ".qwen-hidden").mkdir()
+    got = client.get("/api/folders", params={"q": str(tmp_path / "qwen")}).json()
+    assert got == [{"path": str(tmp_path / "qwen-a"), "checkpoint": True},
+                   {"path": str(tmp_path / "qwen-b"), "checkpoint": False}]
+    assert client.get("/api/folders", params={"q": "Qwen/Qwen3"}).json() == []   # not a path
+    assert client.get("/api/folders", params={"q": "/no/such/dir/x"}).json() == []
+
+
 def test_the_equivalent_command_answers_the_same(client):
     model, options = QUESTIONS[1][1], QUESTIONS[1][2]
     got = client.get("/api/command", params=_query(model, options))

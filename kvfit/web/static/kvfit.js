@@ -111,10 +111,15 @@ function catalogSuggestions() {
   let timer = null;
   const ask = async () => {
     const mine = ++asked;
+    const q = new URLSearchParams({ q: box.value.trim() });
     try {
-      const rows = await getJSON("/api/catalog?" + new URLSearchParams({ q: box.value.trim() }));
+      // a typed path (/, ./, ~) lists local folders; anything else, catalog ids
+      const local = /^(\/|\.\.?\/|~)/.test(box.value.trim());
+      const rows = await getJSON((local ? "/api/folders?" : "/api/catalog?") + q);
       if (mine !== asked) return;
-      list.replaceChildren(...rows.map((r) => el("option", { value: r.repo_id || r.id || String(r) })));
+      list.replaceChildren(...rows.map((r) => local
+        ? el("option", { value: r.path, label: r.checkpoint ? "checkpoint (config.json)" : "folder" })
+        : el("option", { value: r.repo_id })));
     } catch (e) { /* suggestions are a help, not an answer */ }
   };
   box.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(ask, 120); });
