@@ -5,16 +5,19 @@ from __future__ import annotations
 import errno
 import socket
 import sys
+import textwrap
 
 from ..errors import UsageError
 from .plan_args import Formatter, Parser, add_offline
 
 EPILOG = """\
-The page asks the question in its URL (/?model=Qwen/Qwen3-32B&hardware=h100-80&gpus=8&context=32k),
-so a link reproduces the answer; /fit is `kvfit fit` as a page. The JSON API (/api/plan,
-/api/fit, /api/explain-log, /api/hardware, /api/systems, /api/catalog) returns what the matching
-`kvfit ... --json` prints, described by /openapi.json. Needs the optional `web` extra:
-pip install 'kvfit[web]' (from a checkout: uv sync --extra web).
+The page keeps the question in its address, so a link reproduces the answer:
+  /?model=Qwen/Qwen3-32B&hardware=h100-80&gpus=8&context=32k
+/fit is `kvfit fit` as a page. The JSON API (/api/plan, /api/sweep, /api/fit,
+/api/explain-log, /api/hardware, /api/systems, /api/catalog) returns what the
+matching `kvfit ... --json` prints, described by /openapi.json. Needs the
+optional `web` extra: pip install 'kvfit[web]' (from a checkout: uv sync
+--extra web).
 
 examples:
   kvfit serve
@@ -35,10 +38,11 @@ _port.__name__ = "int"
 
 def parser() -> Parser:
     p = Parser(prog="kvfit serve", formatter_class=Formatter, epilog=EPILOG,
-               description="Serve kvfit's page and JSON API on this machine: a model box with "
-               "catalog suggestions, hardware and system pickers, and the answer (verdict, "
-               "layouts, per-rank memory bars, what would fit, the equivalent kvfit command "
-               "and the engine's launch command). Binds 127.0.0.1 unless told otherwise.")
+               description=textwrap.fill("Serve kvfit's page and JSON API on this machine: a "
+               "model box with catalog suggestions, hardware and system pickers, and the "
+               "answer (verdict, layouts, capacity chart, per-rank memory bars, what would "
+               "fit, the equivalent kvfit command and the engine's launch command). Binds "
+               "127.0.0.1 unless told otherwise.", 79))
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: "
                    "this machine only; the page reads local checkpoint folders)")
     p.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
