@@ -160,6 +160,11 @@ def _model(options: dict[str, Any]) -> str:
     if not isinstance(model, str) or not model.strip():
         raise WebInputError(400, "no model: give model=<Hub id, catalog id or local folder>, "
                             "e.g. model=Qwen/Qwen3-32B.", field="model")
+    if model.strip().lower().endswith(".toml"):
+        # a preset may set any option, those REFUSED included
+        raise WebInputError(400, "a TOML preset is not available from the web page: it may "
+                            "set options that run programs or write files.",
+                            hint="Use kvfit PRESET.toml on the command line.", field="model")
     return model
 
 

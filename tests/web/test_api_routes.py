@@ -221,6 +221,14 @@ def test_options_that_touch_the_machine_are_refused(client, name, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_a_preset_as_the_model_is_refused(client, tmp_path):
+    preset = tmp_path / "p.toml"
+    preset.write_text(f'model = "Qwen/Qwen3-32B"\nplot = "{tmp_path / "x.svg"}"\n')
+    got = client.get("/api/plan", params={"model": str(preset)})
+    assert got.status_code == 400 and got.json()["error"]["fields"] == ["model"]
+    assert not (tmp_path / "x.svg").exists()
+
+
 def test_request_sizes_are_bounded(client):
     long = client.get("/api/plan", params={"model": "x" * (MAX_QUERY_CHARS + 1)})
     assert long.status_code == 414 and "at most" in long.json()["error"]["message"]
