@@ -205,6 +205,27 @@ def test_a_broken_config_is_bad_input(tmp_path):
     assert err == caught.value.render() + "\n" and code == 2
 
 
+def test_a_broken_spec_is_a_spec_error_with_the_cli_text(tmp_path, monkeypatch):
+    """A hardware spec that is not YAML: every plan that reads the presets refuses it."""
+    from kvfit.hardware import presets
+
+    (tmp_path / "broken.yaml").write_text("id: [unclosed\n")
+    monkeypatch.setattr(presets, "specs_dir", lambda kind: tmp_path)
+    presets.accelerators.cache_clear()
+    try:
+        with pytest.raises(kvfit.SpecError) as caught:
+            kvfit.plan("Qwen/Qwen3-8B", hardware="h100-80", offline=True)
+        presets.accelerators.cache_clear()
+        code, _, err = run_cli("Qwen/Qwen3-8B", "--hardware", "h100-80", "--offline")
+    finally:
+        monkeypatch.undo()
+        presets.accelerators.cache_clear()
+        presets.systems.cache_clear()
+    assert err == caught.value.render() + "\n"
+    assert code == kvfit.exit_code(caught.value) == 2
+    assert "broken.yaml" in err
+
+
 def test_the_exception_family():
     assert issubclass(errors.UsageError, kvfit.BadInput)
     assert issubclass(errors.ConfigError, kvfit.BadInput)
@@ -469,3 +490,23 @@ def test_no_keyword_value_gets_past_as_a_traceback(key, monkeypatch):
             assert kvfit.exit_code(err) == 2, (key, value, text)
         else:
             assert kvfit.exit_code(report) in (0, 1, 5), (key, value)
+
+
+def test_fit_and_explain_log_keywords_have_their_schemas_too():
+    from jsonschema import Draft202012Validator
+
+    from kvfit.api.explain import EXPLAIN
+    from kvfit.api.fitting import FIT
+    from kvfit.api.options import schema
+
+    fit_schema = schema(FIT)
+    Draft202012Validator.check_schema(fit_schema)
+    assert fit_schema["required"] == ["context"]
+    # --users takes what --concurrent-users takes: 1 to 1,000,000 (kvfit.numbers.FIELDS)
+    for name in ("users", "concurrent_users"):
+        prop = fit_schema["properties"][name]
+        assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 1_000_000)
+    assert "all" not in fit_schema["properties"] and "json" not in fit_schema["properties"]
+    explain_schema = schema(EXPLAIN)
+    Draft202012Validator.check_schema(explain_schema)
+    assert {"model_dir", "tp", "max_model_len"} <= set(explain_schema["properties"])

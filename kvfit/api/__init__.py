@@ -9,8 +9,9 @@ Keyword options are the `kvfit MODEL` flags by their argparse destination (--kv-
 kv_dtype, --concurrent-users -> concurrent_users, or its short name users), checked by the
 CLI's own parser: a bad option raises kvfit.BadInput with the paragraph the CLI prints.
 Nothing here prints or exits; a note the CLI would print on stderr (a preset value the
-options replace) is logged at INFO on the "kvfit" logger. Every call is independent, so the
-API may be called from several threads.
+options replace) is logged at INFO on the "kvfit" logger. A call changes no process-wide
+state (no environment variable, no stream, no module setting), so calls may come from
+several threads.
 """
 
 from __future__ import annotations

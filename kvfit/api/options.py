@@ -191,7 +191,8 @@ def schema(form: Form = PLAN) -> dict:
             prop["enum"] = list(action.choices)
         elif kind in ("int", "float"):
             prop["type"] = "integer" if kind == "int" else "number"
-            bounds = FIELDS.get(dest)
+            long = next((k for k, d in form.short.items() if d == dest), dest)
+            bounds = FIELDS.get(dest) or FIELDS.get(long)     # fit's --users: concurrent_users
             if bounds:
                 lo, hi, *opens = bounds[2:]
                 prop["exclusiveMinimum" if opens and opens[0] else "minimum"] = lo
@@ -206,10 +207,11 @@ def schema(form: Form = PLAN) -> dict:
             prop["type"] = "string"
         props[dest] = prop
     for short, dest in form.short.items():
-        props[short] = props[dest] | {"description": f"short name of {dest}"}
+        props[short] = props[dest] | {"description": f"another name of {dest}"}
+    required = sorted(d for d, a in form.actions().items() if a.required)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": f"{form.what} options",
-            "description": f"Keyword options of {form.what}: the CLI's flags by their "
-                           "destination (--kv-dtype -> kv_dtype).",
+            "description": f"Keyword options of {form.what}: the flags of `{form.command}` by "
+                           "their destination (--kv-dtype -> kv_dtype).",
             "type": "object", "properties": dict(sorted(props.items())),
-            "additionalProperties": False}
+            **({"required": required} if required else {}), "additionalProperties": False}

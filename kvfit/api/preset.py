@@ -102,7 +102,8 @@ def load_preset(path: Path, for_calibration: bool = False, note=None) -> dict:
     """Read a preset into flat request keys (output.json -> json, engine.check -> check_engine).
 
     A [calibration] table is checked as strictly (kvfit.calibrate.config) but never becomes a
-    plan key; a plain plan notes on stderr that only `kvfit calibrate` reads it."""
+    plan key; a plain plan notes (through `note`, default stderr) that only `kvfit calibrate`
+    reads it."""
     return read_preset(path, for_calibration, note)[0]
 
 
