@@ -69,14 +69,22 @@ class WebInputError(Exception):
 def _properties(form: str = "plan") -> dict[str, dict]:
     """The JSON Schema properties of a route's keywords (kvfit.plan_options_schema() for the
     plan routes; kvfit.fit's and kvfit.explain_log's from their own parsers), less REFUSED."""
+    props = _schema(form)["properties"]
+    return {k: v for k, v in props.items() if not _refused(k, form)}
+
+
+def _schema(form: str) -> dict:
     if form == "plan":
-        props = kvfit.plan_options_schema()["properties"]
-    else:
-        from ..api.explain import EXPLAIN
-        from ..api.fitting import FIT
-        from ..api.options import schema
-        props = schema({"fit": FIT, "explain": EXPLAIN}[form])["properties"]
-    return {k: v for k, v in props.items() if k not in REFUSED}
+        return kvfit.plan_options_schema()
+    from ..api.explain import EXPLAIN
+    from ..api.fitting import FIT
+    from ..api.options import schema
+    return schema({"fit": FIT, "explain": EXPLAIN}[form])
+
+
+def _refused(name: str, form: str) -> bool:
+    # explain-log's --config is the model's config.json, read like model_dir's folder
+    return name in REFUSED and not (form == "explain" and name == "config")
 
 
 def _kind(spec: dict) -> str:
@@ -96,8 +104,8 @@ def _flag(name: str, text: str) -> bool:
     raise WebInputError(400, f"{name}={shown(text, 40)}: expected true or false.", field=name)
 
 
-def _check_name(name: str) -> None:
-    if name in REFUSED:
+def _check_name(name: str, form: str = "plan") -> None:
+    if _refused(name, form):
         raise WebInputError(400, f"the option {name} is not available from the web page: it "
                             f"{REFUSED[name]}.", hint="Use the kvfit command line for it.",
                             field=name)
@@ -116,7 +124,7 @@ def _query_options(request: Request, form: str = "plan", positional: tuple[str, 
     out: dict[str, Any] = {}
     for name in dict.fromkeys(request.query_params.keys()):
         values = request.query_params.getlist(name)
-        _check_name(name)
+        _check_name(name, form)
         kind = _kind(props[name]) if name in props and name not in positional else "string"
         if kind == "array":
             out[name] = [v for v in values if v != ""]
@@ -351,8 +359,9 @@ def _params(form: str, model: bool) -> list[dict]:
                     "checkpoint: Hub id (org/name[@revision]), catalog id or local folder",
                     "schema": {"type": "string", "minLength": 1,
                                "examples": ["Qwen/Qwen3-32B"]}})
+    required = set(_schema(form).get("required", ()))
     for name, spec in sorted(_properties(form).items()):
-        param = {"name": name, "in": "query", "required": False, "schema": spec}
+        param = {"name": name, "in": "query", "required": name in required, "schema": spec}
         if _kind(spec) == "array":
             param |= {"style": "form", "explode": True}
         out.append(param | ({"description": spec["description"]}
