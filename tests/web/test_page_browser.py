@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 from playwright import sync_api as playwright
+from served import serve, stop
 
-from conftest import launch_port, run_json
+from conftest import run_json
 
 CHROMIUM = os.environ.get("KVFIT_CHROMIUM") or shutil.which("chromium") or \
     shutil.which("chromium-browser")
@@ -25,29 +24,11 @@ pytestmark = pytest.mark.skipif(
 WAIT_MS = 120_000      # generous: the machine may be busy; nothing here measures time
 
 
-def _serve(env=None):
-    """`kvfit serve --offline` on a free port as a child process: (process, the URL it prints)."""
-    port = launch_port()
-    proc = subprocess.Popen([sys.executable, "-m", "kvfit", "serve", "--port", str(port),
-                             "--offline"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
-    line = proc.stdout.readline()                 # printed once the socket listens
-    if not line.startswith("kvfit serve: http://127.0.0.1:"):
-        proc.kill()
-        pytest.fail(f"kvfit serve did not start: {line!r} {proc.stderr.read()[-2000:]}")
-    return proc, line.split()[2]
-
-
-def _stop(proc) -> None:
-    proc.terminate()
-    proc.wait(timeout=60)
-
-
 @pytest.fixture(scope="module")
 def served():
-    proc, url = _serve()
+    proc, url = serve()
     yield url
-    _stop(proc)
+    stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +175,7 @@ def test_detected_gpus_are_preselected(browser, tmp_path, monkeypatch):
     tool.write_text("#!/bin/sh\n" + "".join(f"echo '{x}'\n" for x in SMI_LINES))
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    proc, url = _serve(dict(os.environ))
+    proc, url = serve(dict(os.environ))
     try:
         for pg in _page(browser, url):
             pg.goto("/")
@@ -212,4 +193,4 @@ def test_detected_gpus_are_preselected(browser, tmp_path, monkeypatch):
             assert _count(pg.text_content("#max-sequences")) == \
                 cli["recommended"]["max_sequences"]
     finally:
-        _stop(proc)
+        stop(proc)

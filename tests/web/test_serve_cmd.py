@@ -4,12 +4,12 @@ missing `web` extra are one paragraph each (exit 2)."""
 from __future__ import annotations
 
 import socket
-import subprocess
 import sys
 
 import pytest
+from served import serve, stop
 
-from conftest import launch_port, run_cli, run_json
+from conftest import run_cli, run_json
 
 
 def _one_paragraph(code: int, err: str, needle: str) -> None:
@@ -49,16 +49,10 @@ def test_without_the_web_extra_it_says_how_to_install_it(monkeypatch, missing):
 def test_serve_prints_its_url_and_answers():
     import httpx
 
-    port = launch_port()
-    proc = subprocess.Popen([sys.executable, "-m", "kvfit", "serve", "--port", str(port),
-                             "--offline"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc, url = serve()
     try:
-        line = proc.stdout.readline()
-        assert line.startswith(f"kvfit serve: http://127.0.0.1:{port}/ "), (
-            line, proc.stderr.read() if proc.poll() is not None else "")
-        got = httpx.get(f"http://127.0.0.1:{port}/api/hardware", timeout=120)
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+        got = httpx.get(url + "api/hardware", timeout=120)
         assert got.json() == run_json("--list-hardware")[1]
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        stop(proc)
