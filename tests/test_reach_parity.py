@@ -31,7 +31,22 @@ def python_api(model: str, options: dict) -> tuple[int, dict]:
     return kvfit.exit_code(report), report.to_json()
 
 
-SURFACES = {"python": python_api}
+def web_api(model: str, options: dict) -> tuple[int, dict]:
+    """GET /api/plan of `kvfit serve --offline` (kvfit.web), through Starlette's test client;
+    the exit code is its X-Kvfit-Exit-Code header."""
+    from starlette.testclient import TestClient
+
+    from kvfit.web.app import create_app
+
+    params = [("model", model)] + [(k, str(v)) for k, vs in options.items()
+                                   for v in (vs if isinstance(vs, list) else [vs])]
+    with TestClient(create_app(offline=True), base_url="http://127.0.0.1") as client:
+        got = client.get("/api/plan", params=params)
+    assert got.status_code == 200, got.text[:400]
+    return int(got.headers["x-kvfit-exit-code"]), got.json()
+
+
+SURFACES = {"python": python_api, "web": web_api}
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "fit": ("kvfit.cli.fit_cmd", "run", "parser"),
     "catalog": ("kvfit.cli.catalog_cmd", "run", "parser"),
     "mcp": ("kvfit.cli.mcp_cmd", "run", "parser"),
+    "serve": ("kvfit.cli.serve_cmd", "run", "parser"),
 }
 
 
