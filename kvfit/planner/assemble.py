@@ -57,14 +57,12 @@ def build(cls, data: Mapping):
 
 
 def assemble(data: dict) -> rm.Report:
-    """The frozen Report of a finished plan's sections, with its recommended layout in full
-    as `Report.chosen` (the same object as its entry in `layouts`)."""
-    from .layouts import recommended_layout
+    """The frozen Report of a finished plan's fields, with its recommended layout in full as
+    `Report.chosen` (the same object as its entry in `layouts`)."""
+    from dataclasses import replace
+
+    from .layouts import layout_of
 
     out = build(rm.Report, data)
-    chosen = recommended_layout(data)
-    index = next((i for i, x in enumerate(data.get("layouts") or ()) if x is chosen), None)
-    if index is None:
-        return out
-    from dataclasses import replace
-    return replace(out, chosen=out.layouts[index])
+    chosen = layout_of(out.layouts, out.recommended)
+    return out if chosen is None else replace(out, chosen=chosen)

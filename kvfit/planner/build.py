@@ -361,25 +361,20 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
         report |= search.run(req, m, warnings)
     elif req.min_gpus or req.max_context:
         from . import inverse
-        report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(req, m, warnings)
+        report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(
+            req, m, warnings).fields
     else:
         from . import placements
         report |= placements.plan_placements(req, m, placements.topology(req), warnings,
-                                             compare_bases=compare_bases)
-    if report.get("hardware"):
-        report["hardware"]["utilization_basis"] = m.capacity.utilization_basis
-    per_user = req.active_sequences_per_user
-    for lay in report.get("layouts", ()):
-        ms = lay.get("max_sequences")
-        lay["max_users"] = None if ms is None or not per_user else ms // per_user
+                                             compare_bases=compare_bases).fields()
     if m.ownership is not None:
         from .dpa import section
         report["expert_parallel"] = section(req.parallelism, m.ownership, m.comps)
-    if req.print_command:
-        from .launch import launch_command
-        report["engine_command"] = launch_command(req, m, report)
     from .assemble import assemble
     out = assemble(report | {"suggestions": [], "warnings": warnings})
+    if req.print_command:
+        from .launch import launch_command
+        out = replace(out, engine_command=launch_command(req, m, out))
     if out.fits is False and req.suggest and out.hardware:
         from .suggest import suggestions
         out = replace(out, suggestions=suggestions(req, m, out, plan, asked))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..report.model import ABSENT, Layout, LayoutSummary, PerRank
 from ..report.words import count, number
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
@@ -51,41 +52,64 @@ def _reason(w, reserve, budget, state, per_group, total, required):
     return True, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
 
 
-def capacity(base: dict, w: int | None, state: int, padding: int, budget: Budget,
-             groups: int, required: int) -> dict:
-    """Fill a layout: sequences per state-holding group (a TP replica or an attention-DP
-    group), times `groups` such groups; per-rank bytes used at that capacity."""
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """A layout's capacity at one budget: sequences per state-holding group, in all, the
+    verdict and its reason, and the per-rank bytes used at that capacity."""
+
+    per_group: int | None
+    total: int | None
+    fits: bool | None
+    reason: str | None
+    used: int | None
+
+
+def capacity(w: int | None, state: int, padding: int, budget: Budget, groups: int,
+             required: int) -> Fill:
+    """Sequences per state-holding group (a TP replica or an attention-DP group), times
+    `groups` such groups; per-rank bytes used at that capacity."""
     reserve = budget.reserve_bytes + padding
     left = None if w is None else budget.budget_bytes - w - reserve
     per_group = None if left is None else (max(0, left) // state if state else 0)
     total = None if per_group is None else per_group * groups
     fits, reason = _reason(w, reserve, budget.budget_bytes, state, per_group, total, required)
     used = None if w is None else w + reserve + (per_group or 0) * state
-    base["per_rank"] |= {"padding_bytes": padding, "used_bytes": used}
-    return base | {"max_sequences": total, "sequences_per_group": per_group,
-                   "fits": fits, "reason": reason}
+    return Fill(per_group, total, fits, reason, used)
+
+
+def judged(head: dict, per_rank: PerRank, invalid: list[str], padding: int, budget: Budget,
+           groups: int, required: int) -> Layout:
+    """The Layout of `head` (its id, label, sizes and placement) with `per_rank`, judged: refused
+    for `invalid` reasons, else filled to the budget (`groups` state-holding groups);
+    sequences_per_replica is the group's (callers with several groups per replica replace it)."""
+    if invalid:
+        return Layout(**head, valid=False, per_rank=replace(per_rank, padding_bytes=padding,
+                                                             used_bytes=None),
+                      max_sequences=0, sequences_per_replica=0, sequences_per_group=0,
+                      fits=False, reason="; ".join(invalid))
+    f = capacity(per_rank.weights_bytes, per_rank.state_bytes_per_sequence, padding, budget,
+                 groups, required)
+    return Layout(**head, valid=True, per_rank=replace(per_rank, padding_bytes=padding,
+                                                        used_bytes=f.used),
+                  max_sequences=f.total, sequences_per_group=f.per_group,
+                  sequences_per_replica=f.per_group, fits=f.fits, reason=f.reason)
 
 
 def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
-           required: int, invalid: list[str], extra: int = 0, state: int | None = None) -> dict:
-    """One plain TP x DP layout's per-rank numbers, capacity and verdict (JSON-ready);
-    `extra`: bytes per rank an engine adds by padding sharded weights; `state`: the per-rank
-    state bytes per sequence when already counted (else counted from `components`)."""
+           required: int, invalid: list[str], extra: int = 0, state: int | None = None
+           ) -> Layout:
+    """One plain TP x DP layout's per-rank numbers, capacity and verdict; `extra`: bytes per
+    rank an engine adds by padding sharded weights; `state`: the per-rank state bytes per
+    sequence when already counted (else counted from `components`)."""
     dp = topo.gpus // tp
     if state is None:
         state = sum(c.per_rank(tp) for c in components)
     w = None if weights is None else -(-weights // tp) + extra
-    base = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
-            "dp": dp, "group_gpus": tp, "valid": not invalid} | placement(tp, topo) | {
-            "per_rank": {"weights_bytes": w, "state_bytes_per_sequence": state,
-                         "budget_bytes": budget.budget_bytes,
-                         "reserve_bytes": budget.reserve_bytes}}
-    if invalid:
-        base["per_rank"] |= {"padding_bytes": 0, "used_bytes": None}
-        return base | {"max_sequences": 0, "sequences_per_replica": 0, "sequences_per_group": 0,
-                       "fits": False, "reason": "; ".join(invalid)}
-    out = capacity(base, w, state, 0, budget, dp, required)
-    return out | {"sequences_per_replica": out["sequences_per_group"]}
+    head = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
+            "dp": dp, "group_gpus": tp, **placement(tp, topo)}
+    per = PerRank(weights_bytes=w, state_bytes_per_sequence=state,
+                  budget_bytes=budget.budget_bytes, reserve_bytes=budget.reserve_bytes)
+    return judged(head, per, invalid, 0, budget, dp, required)
 
 
 def tp_candidates(gpus: int, requested: int | None) -> list[int]:
@@ -96,81 +120,77 @@ def tp_candidates(gpus: int, requested: int | None) -> list[int]:
     return sorted(set(small) | {gpus // t for t in small})
 
 
-def headroom(x: dict) -> float:
+def headroom(x: Layout) -> float:
     """Per-rank bytes left after weights, reserve and padding, in sequences of state (negative
     when the weights alone exceed the budget): how near a layout is to holding one more."""
-    p = x.get("per_rank") or {}
-    if p.get("weights_bytes") is None:
+    p = x.per_rank
+    if not p or p.weights_bytes is None:
         return 0.0
-    left = p["budget_bytes"] - p["weights_bytes"] - p["reserve_bytes"] - p.get("padding_bytes", 0)
-    state = p["state_bytes_per_sequence"] or 1
+    left = p.budget_bytes - p.weights_bytes - p.reserve_bytes - (p.padding_bytes or 0)
+    state = p.state_bytes_per_sequence or 1
     return left / state
 
 
-def _rank(x: dict) -> tuple:
+def _rank(x: Layout) -> tuple:
     """Sort key, best first: fits, most sequences, weights that fit the budget, the nearest
     miss (most room left per rank), fewest domains, smallest group."""
     room = headroom(x)
-    return (x["fits"] is not True, -x["max_sequences"], room < 0,
-            -room if x["fits"] is not True else 0, x["domains"], x["group_gpus"])
+    return (x.fits is not True, -x.max_sequences, room < 0,
+            -room if x.fits is not True else 0, x.domains, x.group_gpus)
 
 
-def _why(best: dict, nxt: dict | None) -> str:
+def _why(best: Layout, nxt: Layout | None) -> str:
     """Which criterion separated the winner from the runner-up."""
-    n, lab = best["max_sequences"], best["label"]
+    n, lab = best.max_sequences, best.label
     if nxt is None:
         return f"{lab} is the only valid layout ({count(n, 'sequence')})"
-    other = f"next best {nxt['label']}"
-    if n != nxt["max_sequences"] or best["fits"] != nxt["fits"]:
+    other = f"next best {nxt.label}"
+    if n != nxt.max_sequences or best.fits != nxt.fits:
         return (f"{lab} holds the most sequences ({number(n)}); {other} holds "
-                f"{number(nxt['max_sequences'])}")
+                f"{number(nxt.max_sequences)}")
     a, b = headroom(best), headroom(nxt)
-    if best["fits"] is not True and (a < 0) != (b < 0):
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab}'s weights fit "
-                f"its budget and {nxt['label']}'s do not")
-    if best["fits"] is not True and a != b:
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} is the nearer "
+    if best.fits is not True and (a < 0) != (b < 0):
+        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')}; {lab}'s weights fit "
+                f"its budget and {nxt.label}'s do not")
+    if best.fits is not True and a != b:
+        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')}; {lab} is the nearer "
                 f"miss (room for {a:.2f} of one sequence's state per rank, vs {b:.2f})")
-    if best["domains"] != nxt["domains"]:
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} spans "
-                f"fewer scale-up domains ({best['domains']} vs {nxt['domains']})")
-    if best["group_gpus"] == nxt["group_gpus"]:
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
-                f"{count(best['domains'], 'scale-up domain')} with groups of "
-                f"{best['group_gpus']} GPUs; {lab} is listed first")
-    return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
-            f"{count(best['domains'], 'scale-up domain')}; {lab} uses the smaller group "
-            f"({best['group_gpus']} vs "
-            f"{nxt['group_gpus']} GPUs)")
+    if best.domains != nxt.domains:
+        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')}; {lab} spans "
+                f"fewer scale-up domains ({best.domains} vs {nxt.domains})")
+    if best.group_gpus == nxt.group_gpus:
+        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')} in "
+                f"{count(best.domains, 'scale-up domain')} with groups of "
+                f"{best.group_gpus} GPUs; {lab} is listed first")
+    return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')} in "
+            f"{count(best.domains, 'scale-up domain')}; {lab} uses the smaller group "
+            f"({best.group_gpus} vs "
+            f"{nxt.group_gpus} GPUs)")
 
 
-def best_of(layouts: list[dict]) -> tuple[dict | None, dict | None]:
+def best_of(layouts) -> tuple[Layout | None, Layout | None]:
     """(winner, runner-up) among valid layouts with known capacity."""
-    ok = sorted((x for x in layouts if x["valid"] and x["max_sequences"] is not None), key=_rank)
+    ok = sorted((x for x in layouts if x.valid and x.max_sequences is not None), key=_rank)
     return (ok[0] if ok else None), (ok[1] if len(ok) > 1 else None)
 
 
-def summary(x: dict | None, why: str | None = None) -> dict | None:
+def summary(x: Layout | None, why: str | None = None) -> LayoutSummary | None:
     """The short form of a layout used by `recommended`, best-of and search candidates."""
     if x is None:
         return None
-    keys = ("id", "parallelism", "label", "tp", "dp", "attention_dp", "attention_tp", "ep",
-            "placement", "domains", "max_sequences", "fits")
-    out = {k: x[k] for k in keys if k in x}
-    return out | ({"why": why} if why else {})
+    return LayoutSummary(id=x.id, parallelism=x.parallelism, label=x.label, tp=x.tp, dp=x.dp,
+                         attention_dp=x.attention_dp, attention_tp=x.attention_tp, ep=x.ep,
+                         placement=x.placement, domains=x.domains,
+                         max_sequences=x.max_sequences, fits=x.fits,
+                         why=why if why else ABSENT)
 
 
-def recommend(layouts: list[dict]) -> dict | None:
+def recommend(layouts) -> LayoutSummary | None:
     """Most resident sequences, then fewer scale-up domains, then the smaller group."""
     best, nxt = best_of(layouts)
     return None if best is None else summary(best, _why(best, nxt))
 
 
-def layout_of(layouts, rec: dict | None) -> dict | None:
+def layout_of(layouts, rec: LayoutSummary | None) -> Layout | None:
     """The full layout a summary (such as `recommended`) names, or None."""
-    return next((x for x in layouts if rec and x["id"] == rec["id"]), None)
-
-
-def recommended_layout(report: dict) -> dict | None:
-    """The report's recommended layout in full (what every output of a plan names)."""
-    return layout_of(report.get("layouts", ()), report.get("recommended"))
+    return next((x for x in layouts if rec and x.id == rec.id), None)

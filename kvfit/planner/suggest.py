@@ -23,7 +23,6 @@ from dataclasses import replace
 
 from ..errors import KvfitError
 from ..report.words import count, number, tokens
-from .layouts import recommended_layout
 
 QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
 
@@ -52,14 +51,6 @@ def _entry(change: str, flags: str, text: str, lay=None, **extra) -> dict:
     if lay is not None:
         out |= {"layout": lay.label, "max_sequences": lay.max_sequences}
     return out | extra
-
-
-def _chosen(section: dict):
-    """The recommended layout of a sub-planner's sections (an inverse answer), typed."""
-    from ..report.model import Layout
-    from .assemble import build
-    lay = recommended_layout(section)
-    return None if lay is None else build(Layout, lay)
 
 
 def _fp8(req, asked, m, report, replan):
@@ -119,8 +110,8 @@ def _context(req, asked, m, report, replan):
             r = inverse.max_context(replace(req, max_context=True), m, [])
         except KvfitError:
             return None
-        top, need, lay = (r["inverse"].max_context_tokens, r["inverse"].required_sequences,
-                          _chosen(r))
+        top, need, lay = (r.inverse.max_context_tokens, r.inverse.required_sequences,
+                          r.chosen)
     if top is None or top >= report.context_tokens:
         return None
     return _entry("context", f"--context {top}", f"a context of {tokens(top)} (the longest at "
@@ -221,22 +212,22 @@ def _more(req, asked, m, report, replan):
                                  m, [])
         except KvfitError:
             return None
-        n = r["inverse"].min_gpus
+        n = r.inverse.min_gpus
         if n is None or n <= hw.gpus:
             return None
-        return _entry("gpus", f"--gpus {n}", f"{n} x {hw.id}", _chosen(r), value=n)
+        return _entry("gpus", f"--gpus {n}", f"{n} x {hw.id}", r.chosen, value=n)
     if req.system is not None:
         from ..hardware.presets import find_system
         system = find_system(req.system)
         req2 = replace(req, system=None, nodes=None)
-        c = search.candidate(req2, m, system, target(req)["required_sequences"],
+        c = search.candidate(req2, m, system, target(req).required_sequences,
                              max(8, 4 * hw.nodes))
-        if c["status"] != "fits" or c["nodes"] <= hw.nodes:
+        if c.status != "fits" or c.nodes <= hw.nodes:
             return None
-        lay = c["best_any_fabric"]
-        return {"change": "nodes", "flags": f"--nodes {c['nodes']}", "description":
-                f"{c['nodes']} x {system.id} ({c['gpus']} GPUs)", "layout": lay["label"],
-                "max_sequences": lay["max_sequences"], "value": c["nodes"]}
+        lay = c.best_any_fabric
+        return {"change": "nodes", "flags": f"--nodes {c.nodes}", "description":
+                f"{c.nodes} x {system.id} ({c.gpus} GPUs)", "layout": lay.label,
+                "max_sequences": lay.max_sequences, "value": c.nodes}
     return None
 
 
