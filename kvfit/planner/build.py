@@ -53,7 +53,7 @@ class Model:
     per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
     judge: object = None            # kvfit.planner.constraints.Judge: the engines' layout rules
     n_layers: int = 0               # decoder layers (what pipeline stages split)
-    edge: dict = field(default_factory=dict)   # embedding / LM-head bytes (kvfit.planner.stages)
+    edge: object = None             # embedding / LM-head bytes (kvfit.planner.stages.Edge)
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""

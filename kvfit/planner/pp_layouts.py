@@ -75,8 +75,7 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
         stages=rows, binding_stage=bind.stage,
         split_rule=(f"engine rule {rule['source']}" if rule else SPLIT_RULE)
         if partition is None else f"user: --pp-layer-partition {partition} ({eng.title} {env})",
-        weights_basis=(m.edge.get("basis") or "") + (eng.pp_weights_note if m.names.get("mtp")
-                                                      else ""),
+        weights_basis=m.edge.basis + (eng.pp_weights_note if m.names.get("mtp") else ""),
         note="per_rank is the binding stage's: the replica admits what its fullest stage "
              f"admits ({eng.pp_binding_note})")
     head = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",
