@@ -9,7 +9,7 @@ from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
 from ..report.model import Dtype, Dtypes, Report, freeze
-from ..report.words import gib
+from ..report.reasons import ConfigEstimate
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from .cache_dtypes import cache_dtypes, cache_names
@@ -160,10 +160,7 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
         est, why_not = estimate()
         weights = count_weights(meta, req.weight_gib, *floor, est)
     if weights.source == "config estimate":
-        warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
-                        "weight files or index were available): "
-                        f"{gib(weights.bytes)}. Give the checkpoint, or "
-                        "--weight-gib, for its real bytes.")
+        warnings.append(str(ConfigEstimate(weights.bytes)))
     if weights.bytes is None:
         why = f" A config estimate is unavailable: {why_not}." if why_not else ""
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "

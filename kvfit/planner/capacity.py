@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..report.model import EnginePrediction, Layout, Pipeline, StaticBound
-from ..report.words import count, number
+from ..report.reasons import EngineHolds
 from .request import DEFAULT_UTILIZATION
 
 
@@ -141,9 +141,7 @@ class Capacity:
             return replace(lay, max_sequences=None, sequences_per_group=None, fits=None,
                            reason=f"{self.label} unavailable: {why}")
         n = per * instances
-        reason = why if e.refusal else (f"{why}; x {count(instances, 'engine instance')} = "
-                                        f"{count(n, 'sequence')}; the target needs "
-                                        f"{number(required)}")
+        reason = why if e.refusal else str(EngineHolds(why, instances, n, required))
         fits = n >= required
         over = self._stated_pool_overflow(lay, total)
         if over:

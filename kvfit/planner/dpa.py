@@ -32,7 +32,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ..report.model import ExpertParallel, Layout, PerRank
-from ..report.words import count
+from ..report.reasons import AttentionGroups
 from .layouts import Budget, judged, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement
@@ -104,8 +104,7 @@ def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
     per = out.sequences_per_group
     reason = out.reason
     if out.fits is not None and per:
-        reason += (f" ({count(groups, 'model group')} x {count(a, 'attention group')} "
-                   f"x {count(per, 'sequence')})")
+        reason += f" {AttentionGroups(groups, a, per)}"
     return replace(out, sequences_per_replica=per * a, reason=reason)
 
 

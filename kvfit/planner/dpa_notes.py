@@ -6,14 +6,8 @@ Every number is read from the layouts the plan's one capacity model filled: per-
 
 from __future__ import annotations
 
+from ..report import reasons
 from ..report.model import Layout
-from ..report.words import count, number
-
-GIB = 1024**3
-
-
-def _gib(n: int) -> str:
-    return f"{n / GIB:,.3f} GiB"
 
 
 def _parts(comps, tp: int) -> tuple[list, int, list, int]:
@@ -34,15 +28,9 @@ def attention_group_note(rec, plain: Layout, comps) -> str | None:
     rep, rep_bytes, _, _ = _parts(comps, rec.attention_tp)
     if not rep:
         return None
-    t, g, a = rec.attention_tp, plain.tp, rec.attention_dp
-    return (f"{rec.label} holds {count(rec.max_sequences, 'resident sequence')} where "
-            f"{plain.label} holds {number(plain.max_sequences)} because each attention group "
-            f"keeps its own sequences' histories: the {', '.join(rep)} of a sequence "
-            f"({_gib(rep_bytes)}, one row per token that TP cannot split) lives on "
-            f"{count(t, 'rank')} of its attention group only, where under TP={g} all {g} ranks "
-            f"keep a copy of every sequence's; the {a} attention groups serve different "
-            f"sequences, so the history is held {count(t, 'time')} per sequence instead of "
-            f"{g}.")
+    return str(reasons.AttentionGroupHistories(
+        rec.label, rec.max_sequences, plain.label, plain.max_sequences, tuple(rep), rep_bytes,
+        rec.attention_tp, plain.tp, rec.attention_dp))
 
 
 def split_note(layouts, comps) -> str | None:
@@ -62,19 +50,11 @@ def _compare(tp_ep: Layout, dp_ep: Layout, comps, g: int) -> str | None:
     _, _, _, shard_1 = _parts(comps, 1)
     if not rep or not shard:
         return None
-    a, b = tp_ep.per_rank, dp_ep.per_rank
-    head = (f"{tp_ep.label} (TP+EP) holds {count(tp_ep.max_sequences, 'sequence')} and "
-            f"{dp_ep.label} (DP+EP) {number(dp_ep.max_sequences)}. Per sequence per rank, "
-            f"{', '.join(rep)} is replicated on every attention-TP rank ({_gib(rep_bytes)} "
-            f"under both), while {', '.join(shard)} is sharded by heads ({_gib(shard_g)} at "
-            f"attention TP{g}, {_gib(shard_1)} at TP1); the other tensors take "
-            f"{_gib(a.non_expert_bytes)} per rank at TP{g} and {_gib(b.non_expert_bytes)} "
-            f"at TP1.")
-    if tp_ep.max_sequences > dp_ep.max_sequences:
-        lat = sum(c.layers for c in comps if c.heads is None and c.kind != "none")
-        return (head + f" TP+EP wins: the replicated rows sit on only {count(lat, 'layer')}, so the "
-                "copies TP makes cost less than the sharded state and the split weights save.")
-    if tp_ep.max_sequences < dp_ep.max_sequences:
-        return (head + " DP+EP wins: each attention group keeps its own sequences' histories, "
-                f"so the replicated rows are held once per sequence instead of on {g} ranks.")
-    return head
+    W = reasons.Winner
+    winner = (W.TP_EP if tp_ep.max_sequences > dp_ep.max_sequences else
+              W.DP_EP if tp_ep.max_sequences < dp_ep.max_sequences else W.TIE)
+    return str(reasons.SplitComparison(
+        tp_ep.label, tp_ep.max_sequences, dp_ep.label, dp_ep.max_sequences, tuple(rep),
+        rep_bytes, tuple(shard), shard_g, shard_1, tp_ep.per_rank.non_expert_bytes,
+        dp_ep.per_rank.non_expert_bytes, g, winner,
+        sum(c.layers for c in comps if c.heads is None and c.kind != "none")))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from ..report import reasons
 from ..report.model import ABSENT, Layout, LayoutSummary, PerRank
-from ..report.words import count, number
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
 
@@ -26,10 +26,6 @@ class Budget:
         return int(self.memory_bytes * self.utilization)
 
 
-def _gib(n: int) -> str:
-    return f"{n / GIB:,.3f} GiB"
-
-
 def tp_problems(tp: int, components: list[ComponentState], divides: list[tuple[str, int]]):
     """Reasons this TP size is invalid for the model (empty when valid)."""
     out = [f"TP={tp} does not divide {name} = {value}" for name, value in divides
@@ -38,18 +34,15 @@ def tp_problems(tp: int, components: list[ComponentState], divides: list[tuple[s
 
 
 def _reason(w, reserve, budget, state, per_group, total, required):
+    """(fits, the fact behind the verdict) of one layout."""
     if w is None:
-        return None, "weight bytes unknown: pass --weight-gib or a checkpoint with weight files"
+        return None, reasons.WeightsUnknown()
     left = budget - w - reserve
     if left < 0:
-        return False, (f"weights alone ({_gib(w)} per rank) plus the reserve ({_gib(reserve)}) "
-                       f"exceed the budget ({_gib(budget)})")
+        return False, reasons.WeightsOverBudget(w, reserve, budget)
     if per_group == 0:
-        return False, (f"one sequence needs {_gib(state)} per rank but only {_gib(left)} is "
-                       "left after weights and reserve")
-    if total < required:
-        return False, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
-    return True, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
+        return False, reasons.NoRoomForOne(state, left)
+    return total >= required, reasons.Holds(total, required)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +65,9 @@ def capacity(w: int | None, state: int, padding: int, budget: Budget, groups: in
     left = None if w is None else budget.budget_bytes - w - reserve
     per_group = None if left is None else (max(0, left) // state if state else 0)
     total = None if per_group is None else per_group * groups
-    fits, reason = _reason(w, reserve, budget.budget_bytes, state, per_group, total, required)
+    fits, why = _reason(w, reserve, budget.budget_bytes, state, per_group, total, required)
     used = None if w is None else w + reserve + (per_group or 0) * state
-    return Fill(per_group, total, fits, reason, used)
+    return Fill(per_group, total, fits, str(why), used)
 
 
 def judged(head: dict, per_rank: PerRank, invalid: list[str], padding: int, budget: Budget,
@@ -139,33 +132,29 @@ def _rank(x: Layout) -> tuple:
             -room if x.fits is not True else 0, x.domains, x.group_gpus)
 
 
-def _why(best: Layout, nxt: Layout | None) -> str:
+def _side(x: Layout) -> reasons.Side:
+    return reasons.Side(x.label, x.max_sequences, x.domains, x.group_gpus, headroom(x))
+
+
+def _why(best: Layout, nxt: Layout | None) -> reasons.Why:
     """Which criterion separated the winner from the runner-up."""
-    n, lab = best.max_sequences, best.label
+    C = reasons.Criterion
     if nxt is None:
-        return f"{lab} is the only valid layout ({count(n, 'sequence')})"
-    other = f"next best {nxt.label}"
-    if n != nxt.max_sequences or best.fits != nxt.fits:
-        return (f"{lab} holds the most sequences ({number(n)}); {other} holds "
-                f"{number(nxt.max_sequences)}")
+        return reasons.Why(C.ONLY, _side(best))
     a, b = headroom(best), headroom(nxt)
-    if best.fits is not True and (a < 0) != (b < 0):
-        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')}; {lab}'s weights fit "
-                f"its budget and {nxt.label}'s do not")
-    if best.fits is not True and a != b:
-        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')}; {lab} is the nearer "
-                f"miss (room for {a:.2f} of one sequence's state per rank, vs {b:.2f})")
-    if best.domains != nxt.domains:
-        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')}; {lab} spans "
-                f"fewer scale-up domains ({best.domains} vs {nxt.domains})")
-    if best.group_gpus == nxt.group_gpus:
-        return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')} in "
-                f"{count(best.domains, 'scale-up domain')} with groups of "
-                f"{best.group_gpus} GPUs; {lab} is listed first")
-    return (f"{lab} and {nxt.label} both hold {count(n, 'sequence')} in "
-            f"{count(best.domains, 'scale-up domain')}; {lab} uses the smaller group "
-            f"({best.group_gpus} vs "
-            f"{nxt.group_gpus} GPUs)")
+    if best.max_sequences != nxt.max_sequences or best.fits != nxt.fits:
+        c = C.MORE_SEQUENCES
+    elif best.fits is not True and (a < 0) != (b < 0):
+        c = C.WEIGHTS_FIT
+    elif best.fits is not True and a != b:
+        c = C.NEARER_MISS
+    elif best.domains != nxt.domains:
+        c = C.FEWER_DOMAINS
+    elif best.group_gpus == nxt.group_gpus:
+        c = C.LISTED_FIRST
+    else:
+        c = C.SMALLER_GROUP
+    return reasons.Why(c, _side(best), _side(nxt))
 
 
 def best_of(layouts) -> tuple[Layout | None, Layout | None]:
@@ -188,7 +177,7 @@ def summary(x: Layout | None, why: str | None = None) -> LayoutSummary | None:
 def recommend(layouts) -> LayoutSummary | None:
     """Most resident sequences, then fewer scale-up domains, then the smaller group."""
     best, nxt = best_of(layouts)
-    return None if best is None else summary(best, _why(best, nxt))
+    return None if best is None else summary(best, str(_why(best, nxt)))
 
 
 def layout_of(layouts, rec: LayoutSummary | None) -> Layout | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
+from ..report import reasons
 from ..report.model import (
     ABSENT,
     BasisComparison,
@@ -18,7 +19,6 @@ from ..report.model import (
     StateCopies,
     Target,
 )
-from ..report.words import count, number
 from . import systems
 from .constraints import Verdict
 from .layouts import (
@@ -240,27 +240,16 @@ def compare_basis(req, m, topo, comps, required: int, used: Outcome, hw: Hardwar
     a, o = hw.memory_bytes_per_gpu, alt_hw.memory_bytes_per_gpu
     n_used = used.recommended.max_sequences if used.recommended else None
     n_alt = alt.recommended.max_sequences if alt.recommended else None
-    why = (f"The {req.memory_basis} basis starts from {a / GIB:,.3f} GiB per GPU "
-           f"({hw.basis_detail}); the {other} basis from {o / GIB:,.3f} GiB "
-           f"({alt_hw.basis_detail}), {abs(o - a) / GIB:,.3f} GiB {'more' if o > a else 'less'}"
-           f" per GPU, {abs(o - a) * req.utilization / GIB:,.3f} GiB after utilization "
-           f"{req.utilization:g}. ")
-    if n_used is None and n_alt is None:
-        why += "Here neither basis has a layout of known capacity."
-    else:
-        why += (f"Here both hold {count(n_used, 'sequence')}." if n_used == n_alt else
-                f"That moves the best layout from {number(n_used)} to "
-                f"{count(n_alt, 'resident sequence')}.")
-    if acc.visible_mib and other == "visible":
-        why += " Software can only allocate what the driver reports, so the visible answer is " \
-               "the safer one."
+    why = reasons.BasisDifference(req.memory_basis, a, hw.basis_detail, other, o,
+                                  alt_hw.basis_detail, req.utilization, n_used, n_alt,
+                                  bool(acc.visible_mib and other == "visible"))
     return BasisComparison(basis=req.memory_basis, other_basis=other, memory_bytes_per_gpu=a,
                            other_memory_bytes_per_gpu=o,
                            budget_bytes_per_gpu=hw.budget_bytes_per_gpu,
                            other_budget_bytes_per_gpu=alt_hw.budget_bytes_per_gpu,
                            max_sequences=n_used, other_max_sequences=n_alt,
                            other_recommended=alt.recommended, other_fits=alt.fits,
-                           explanation=why)
+                           explanation=str(why))
 
 
 def warn(topo, acc, out: Outcome, warnings: list[str]) -> None:
@@ -294,14 +283,9 @@ def copy_notes(layouts: list[Layout], rec: LayoutSummary | None, comps) -> list[
         note = attention_group_note(rec, big, comps)
         if note:
             return [note] + split
-    who = ("attention-DP gives each attention group" if rec.parallelism != "tp"
-           else "DP gives each replica")
-    held = "; ".join(f"{', '.join(c.components)}: {count(c.copies, 'copy')}"
-                     for c in copies)
-    return [f"{rec.label} holds {count(rec.max_sequences, 'resident sequence')} where "
-            f"{big.label} holds {number(big.max_sequences)}: under TP={big.tp} the "
-            "ranks of a group keep copies of each sequence's state instead of splitting it "
-            f"({held}); {who} different sequences instead."] + split
+    return [str(reasons.CopiesBeaten(
+        rec.label, rec.max_sequences, big.label, big.max_sequences, big.tp,
+        tuple((c.components, c.copies) for c in copies), rec.parallelism != "tp"))] + split
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..hardware.presets import find_accelerator, find_system
+from ..report import reasons
 from ..report.model import OtherBasis, Search, SearchCandidate
-from ..report.words import count, number
 from . import placements, systems
 
 DEFAULT_MAX_NODES = 8
@@ -190,19 +190,16 @@ def candidate(req, m, system, required: int, max_nodes: int, basis: str | None =
     if scan.found is None:
         n, lay = scan.best_seen
         return SearchCandidate(**head, status="no candidate", nodes=None, gpus=None,
-                               reason=f"no candidate under these settings: up to "
-                                      f"{count(max_nodes, 'node')} the most any layout holds "
-                                      f"is {number(lay.max_sequences)} ({lay.label} on "
-                                      f"{count(n, 'node')}, {lay.placement}); the target "
-                                      f"needs {number(required)}",
+                               reason=str(reasons.NoCandidate(
+                                   max_nodes, lay.max_sequences, lay.label, n, lay.placement,
+                                   required)),
                                best_scale_up_local=None, best_any_fabric=lay,
                                smallest_scale_up_local_nodes=None)
     n, out, hw = scan.found
     best = out.best_any_fabric
     return SearchCandidate(**head, status="fits", nodes=n, gpus=hw.gpus,
-                           reason=f"{count(n, 'node')}: {best.label} holds "
-                                  f"{count(best.max_sequences, 'sequence')}; the target needs "
-                                  f"{number(required)}",
+                           reason=str(reasons.CandidateFits(n, best.label,
+                                                            best.max_sequences, required)),
                            budget_bytes_per_gpu=hw.budget_bytes_per_gpu,
                            best_scale_up_local=out.best_scale_up_local, best_any_fabric=best,
                            smallest_scale_up_local_nodes=scan.local_at)
@@ -240,9 +237,7 @@ def run(req, m, warnings: list[str]) -> dict:
     search = Search(systems=tuple(s.id for s in chosen_systems), max_nodes=max_nodes,
                     memory_basis=req.memory_basis, candidates=tuple(cands),
                     chosen=fitting[0].system if fitting else None,
-                    why=(f"fewest accelerators among the "
-                         f"{count(len(fitting), 'fitting candidate')}"
-                         if fitting else "no family has a candidate under these settings"))
+                    why=str(reasons.SearchChoice(len(fitting))))
     if not fitting:
         none = placements.Outcome(None, None, None, False)
         return {"search": search} | placements.Placed(placements.target(req), None, (), none,
