@@ -181,3 +181,17 @@ def test_the_planner_reads_no_layout_by_key():
     """Layouts, their per-rank memory, the engine prediction, summaries and search candidates
     are typed at the source: the planner has no string-key read of the report left."""
     assert not {n: h for n, h in report_reads().items() if n.startswith("planner/")}
+
+
+def test_the_planner_writes_no_sentences_with_the_report_words():
+    """The planner returns facts (kvfit.report.reasons); only kvfit/report words them, so no
+    planner module imports kvfit.report.words (count, number, gib, tokens)."""
+    found = []
+    for path in sorted((ROOT / "kvfit" / "planner").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("report.words"):
+                found.append(f"{path.name}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith("report") \
+                    and any(a.name == "words" for a in node.names):
+                found.append(f"{path.name}:{node.lineno}")
+    assert not found, found
