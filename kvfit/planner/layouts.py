@@ -10,8 +10,6 @@ from ..report.model import ABSENT, Layout, LayoutSummary, PerRank
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
 
-GIB = 1024**3
-
 
 @dataclass(frozen=True, slots=True)
 class Budget:
