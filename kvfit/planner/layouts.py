@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..report import reasons
 from ..report.model import ABSENT, Layout, LayoutSummary, PerRank
@@ -68,39 +68,45 @@ def capacity(w: int | None, state: int, padding: int, budget: Budget, groups: in
     return Fill(per_group, total, fits, str(why), used)
 
 
-def judged(head: dict, per_rank: PerRank, invalid: list[str], padding: int, budget: Budget,
-           groups: int, required: int) -> Layout:
-    """The Layout of `head` (its id, label, sizes and placement) with `per_rank`, judged: refused
-    for `invalid` reasons, else filled to the budget (`groups` state-holding groups);
-    sequences_per_replica is the group's (callers with several groups per replica replace it)."""
-    if invalid:
-        return Layout(**head, valid=False, per_rank=replace(per_rank, padding_bytes=padding,
-                                                             used_bytes=None),
-                      max_sequences=0, sequences_per_replica=0, sequences_per_group=0,
-                      fits=False, reason="; ".join(invalid))
-    f = capacity(per_rank.weights_bytes, per_rank.state_bytes_per_sequence, padding, budget,
-                 groups, required)
-    return Layout(**head, valid=True, per_rank=replace(per_rank, padding_bytes=padding,
-                                                        used_bytes=f.used),
-                  max_sequences=f.total, sequences_per_group=f.per_group,
-                  sequences_per_replica=f.per_group, fits=f.fits, reason=f.reason)
+def judged(head: dict, w: int | None, state: int, budget: Budget, invalid: list[str],
+           required: int, groups: int, padding: int = 0, per_rank: dict | None = None,
+           more: dict | None = None, per_user: int | None = None) -> Layout:
+    """The Layout of `head` (its id, label, sizes and placement), `w` weight and `state` state
+    bytes per rank (and the `per_rank` PerRank fields besides), judged: refused for `invalid`
+    reasons, else filled to the budget (`groups` state-holding groups); sequences_per_replica
+    is the group's (callers with several groups per replica replace it). `more`: other Layout
+    fields; `per_user`: sequences per user, for max_users."""
+    f = None if invalid else capacity(w, state, padding, budget, groups, required)
+    per = PerRank(weights_bytes=w, state_bytes_per_sequence=state,
+                  budget_bytes=budget.budget_bytes, reserve_bytes=budget.reserve_bytes,
+                  padding_bytes=padding, used_bytes=None if f is None else f.used,
+                  **(per_rank or {}))
+    if f is None:
+        return Layout(**head, valid=False, per_rank=per, max_sequences=0,
+                      sequences_per_replica=0, sequences_per_group=0, fits=False,
+                      reason="; ".join(invalid), max_users=0 if per_user else None,
+                      **(more or {}))
+    return Layout(**head, valid=True, per_rank=per, max_sequences=f.total,
+                  sequences_per_group=f.per_group, sequences_per_replica=f.per_group,
+                  fits=f.fits, reason=f.reason,
+                  max_users=None if f.total is None or not per_user else f.total // per_user,
+                  **(more or {}))
 
 
 def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
-           required: int, invalid: list[str], extra: int = 0, state: int | None = None
-           ) -> Layout:
+           required: int, invalid: list[str], extra: int = 0, state: int | None = None,
+           more: dict | None = None, per_user: int | None = None) -> Layout:
     """One plain TP x DP layout's per-rank numbers, capacity and verdict; `extra`: bytes per
     rank an engine adds by padding sharded weights; `state`: the per-rank state bytes per
-    sequence when already counted (else counted from `components`)."""
+    sequence when already counted (else counted from `components`); `more`, `per_user`: as
+    judged() takes them."""
     dp = topo.gpus // tp
     if state is None:
         state = sum(c.per_rank(tp) for c in components)
     w = None if weights is None else -(-weights // tp) + extra
     head = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
             "dp": dp, "group_gpus": tp, **placement(tp, topo)}
-    per = PerRank(weights_bytes=w, state_bytes_per_sequence=state,
-                  budget_bytes=budget.budget_bytes, reserve_bytes=budget.reserve_bytes)
-    return judged(head, per, invalid, 0, budget, dp, required)
+    return judged(head, w, state, budget, invalid, required, dp, more=more, per_user=per_user)
 
 
 def tp_candidates(gpus: int, requested: int | None) -> list[int]:

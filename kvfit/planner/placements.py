@@ -126,45 +126,59 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
     dcp = dcp_size(req)
     per_rank = dcp_components(comps, dcp)   # the static bound's state under DCP
 
+    per_user = req.active_sequences_per_user
+
+    def extras(attention_tp: int, moe_tp: int, group: int | None) -> dict:
+        return _extras(m, comps, attention_tp, moe_tp, group)
+
     def one(t):
+        more = extras(t, t, None)
         if pp == 1 and dcp == 1:            # plain TP: its facts once per plan (_tp_facts)
-            return layout(t, topo, m.weights.bytes, comps, b, required, *_tp_facts(m, comps, t))
+            return layout(t, topo, m.weights.bytes, comps, b, required, *_tp_facts(m, comps, t),
+                          more=more, per_user=per_user)
         problems = tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems)
         problems += dcp_problems(req, t, comps)
         if pp > 1:
             return pp_layout(t, pp, topo, m, per_rank, b, required, problems,
-                             _verdict(judge, t, t).extra_bytes, req.pp_layer_partition)
+                             _verdict(judge, t, t).extra_bytes, req.pp_layer_partition,
+                             more=more, per_user=per_user)
         return layout(t, topo, m.weights.bytes, per_rank, b, required, problems,
-                      _verdict(judge, t, t).extra_bytes)
+                      _verdict(judge, t, t).extra_bytes, more=more, per_user=per_user)
 
     out = [one(t) for t in tp_candidates(topo.gpus // pp, req.tp)
            if req.dp is None or req.parallelism != "tp" or topo.gpus // (t * pp) == req.dp]
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
         out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
-                                       m.divides, req.tp, judge)
+                                       m.divides, req.tp, judge, extras, per_user)
                 if (req.attention_dp is None or x.attention_dp == req.attention_dp)
                 and (req.attention_tp is None or x.attention_tp == req.attention_tp)
                 and (req.dp is None or x.dp == req.dp)]
     if not out:
         raise UsageError(_no_layout(req, topo))
-    return [_finish(req, m, lay, comps, ctx, topo, b, required) for lay in out]
+    return [_engine(req, m, lay, comps, ctx, topo, b, required) for lay in out]
 
 
-def _finish(req, m, lay: Layout, comps, ctx: int, topo, b: Budget, required: int) -> Layout:
-    """A layout with the engines' layout checks, the state TP copies, the capacity model's
-    answer and the users it serves."""
-    attention_tp = lay.tp if lay.attention_tp is ABSENT else lay.attention_tp
-    moe_tp = lay.tp // (lay.ep or 1)
-    group = lay.tp if lay.parallelism != "tp" else None
-    checks = _verdict(m.judge, attention_tp, moe_tp, group).checks
-    copies = _replication(m, attention_tp, comps)
-    lay = replace(lay, engine_constraints=checks or ABSENT, copies=copies,
-                  replication=tuple(c.note for c in copies))
-    lay = m.capacity.apply(lay, comps, ctx, topo.accelerator, b.memory_bytes, m.weights,
+def _extras(m, comps, attention_tp: int, moe_tp: int, group: int | None) -> dict:
+    """A layout's engine layout checks and the state its attention TP copies (Layout fields),
+    once per plan for these components and sizes."""
+    def produce():
+        checks = _verdict(m.judge, attention_tp, moe_tp, group).checks
+        copies = tuple(replication(attention_tp, comps))
+        return {"engine_constraints": checks or ABSENT, "copies": copies,
+                "replication": tuple(c.note for c in copies)}
+    return _per_tp(m, comps, ("more", attention_tp, moe_tp, group), produce)
+
+
+def _engine(req, m, lay: Layout, comps, ctx: int, topo, b: Budget, required: int) -> Layout:
+    """The layout as the plan's capacity model answers it (the static layout itself, or the
+    engine's prediction in its place), with the users it serves."""
+    out = m.capacity.apply(lay, comps, ctx, topo.accelerator, b.memory_bytes, m.weights,
                            required)
-    ms, per_user = lay.max_sequences, req.active_sequences_per_user
-    return replace(lay, max_users=None if ms is None or not per_user else ms // per_user)
+    if out is lay:
+        return lay
+    ms, per_user = out.max_sequences, req.active_sequences_per_user
+    return replace(out, max_users=None if ms is None or not per_user else ms // per_user)
 
 
 def _verdict(judge, dense_tp: int, moe_tp: int, group: int | None = None):
@@ -191,11 +205,6 @@ def _tp_facts(m, comps, t: int) -> tuple[list[str], int, int]:
 
     invalid, extra, state = _per_tp(m, comps, ("tp", t), produce)
     return list(invalid), extra, state
-
-
-def _replication(m, tp: int, comps) -> tuple[StateCopies, ...]:
-    """replication() once per (components, TP size) of a plan (frozen, so layouts share it)."""
-    return tuple(_per_tp(m, comps, ("copies", tp), lambda: replication(tp, comps)))
 
 
 def _no_layout(req, topo) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import UsageError
-from ..report.model import Layout, PerRank, Pipeline, PipelineStage
+from ..report.model import Layout, Pipeline, PipelineStage
 from .layouts import Budget, judged
 from .systems import placement
 
@@ -52,8 +52,10 @@ def binding(rows) -> PipelineStage:
 
 
 def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
-              invalid: list[str], extra: int = 0, partition: str | None = None) -> Layout:
-    """One TP=tp x PP=pp x DP layout, judged by its binding stage."""
+              invalid: list[str], extra: int = 0, partition: str | None = None,
+              more: dict | None = None, per_user: int | None = None) -> Layout:
+    """One TP=tp x PP=pp x DP layout, judged by its binding stage (`more`, `per_user`: as
+    kvfit.planner.layouts.judged takes them)."""
     from .stages import SPLIT_RULE, stages  # --pp only: a plain plan never splits stages
 
     group = tp * pp
@@ -81,10 +83,8 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
     head = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",
             "tp": tp, "pp": pp, "dp": dp, "group_gpus": group, **placement(group, topo),
             "pipeline": pipeline}
-    per = PerRank(weights_bytes=bind.weights_bytes,
-                  state_bytes_per_sequence=bind.state_bytes_per_sequence,
-                  budget_bytes=budget.budget_bytes, reserve_bytes=budget.reserve_bytes)
-    out = judged(head, per, invalid, 0, budget, dp, required)
+    out = judged(head, bind.weights_bytes, bind.state_bytes_per_sequence, budget, invalid,
+                 required, dp, more=more, per_user=per_user)
     if out.valid and out.reason and pp > 1 and out.max_sequences is not None:
         out = replace(out, reason=out.reason + f" (stage {bind.stage} of {pp} binds)")
     return out
