@@ -76,6 +76,8 @@ EXTERNAL_IN = {
     ("engines/explain.py", "p"): "a parsed engine log's printed numbers",
     ("engines/cli_args.py", "out"): "engine CLI arguments parsed from a launch command",
     ("engines/registry.py", "data"): "an engine spec file (YAML)",
+    ("engines/explain.py", "user"): "the engine flags the user gave explain-log",
+    ("engines/rope_cache.py", "params"): "config.json's rope_parameters / rope_scaling",
     ("engines/spec.py", "c"): "an engine spec's layout constraint (YAML)",
     ("engines/state.py", "c"): "an engine spec's storage layout row (YAML)",
     ("engines/state.py", "row"): "an engine spec's architecture row (YAML)",
