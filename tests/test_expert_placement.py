@@ -203,9 +203,9 @@ def test_tp_ep_beats_dp_ep_when_only_a_quarter_of_the_layers_keep_a_latent():
     own = ownership.Ownership("t", "", 384, 960 * GIB, 36 * GIB)
     topo = of_system(find_system("dgx-h200"), 2)
     lays = dpa_layouts("sglang-dpa", topo, own, comps, Budget(100 * GIB, 1.0, 0), 1, [], 16)
-    by = {x["attention_dp"]: x for x in lays}
-    assert by[1]["per_rank"]["weights_bytes"] == 66840428544 and by[1]["max_sequences"] == 22
-    assert by[16]["per_rank"]["weights_bytes"] == 103079215104 and by[16]["max_sequences"] == 16
+    by = {x.attention_dp: x for x in lays}
+    assert by[1].per_rank.weights_bytes == 66840428544 and by[1].max_sequences == 22
+    assert by[16].per_rank.weights_bytes == 103079215104 and by[16].max_sequences == 16
     note = split_note(lays, comps)
     assert note.startswith("DPA1 / attention TP16 / EP16 (TP+EP) holds 22 sequences and "
                            "DPA16 / attention TP1 / EP16 (DP+EP) 16")

@@ -193,8 +193,8 @@ def test_the_node_local_count_found_by_bisection_is_the_first_a_walk_finds():
                       utilization=0.9)
     m, _ = prepare(req, [])
     walked = next(n for n in range(3, 41) if placements.run_topology(
-        req, m, systems.of_system(find_system("dgx-h100"), n), m.comps, 23)[1][
-        "best_scale_up_local"]["fits"])
+        req, m, systems.of_system(find_system("dgx-h100"), n), m.comps, 23)[1]
+        .best_scale_up_local.fits)
     _, report = run_json(QWEN, "--context", "32k", "--weight-gib", "560", "--systems",
                          "dgx-h100", "--max-nodes", "40", "--concurrent-users", "23")
     assert walked == 23 == _cands(report)["dgx-h100"]["smallest_scale_up_local_nodes"]

@@ -14,6 +14,7 @@ import pytest
 from kvfit.hardware.presets import find_accelerator, find_system
 from kvfit.planner.layouts import recommend
 from kvfit.planner.systems import Topology, domains_spanned, of_hardware, of_system
+from kvfit.report.model import Layout, PerRank
 
 from conftest import run_cli, run_json
 
@@ -132,21 +133,23 @@ def test_topologies_from_specs():
 
 
 def _lay(i, seqs, domains, group):
-    return {"id": i, "label": i, "parallelism": "tp", "tp": group, "dp": 1, "valid": True,
-            "max_sequences": seqs, "fits": True, "domains": domains, "group_gpus": group,
-            "placement": "node-local" if domains == 1 else "cross-domain"}
+    per_rank = PerRank(weights_bytes=0, state_bytes_per_sequence=1, budget_bytes=1,
+                       reserve_bytes=0)
+    return Layout(id=i, label=i, parallelism="tp", tp=group, dp=1, valid=True, per_rank=per_rank,
+                  max_sequences=seqs, fits=True, reason=None, domains=domains, group_gpus=group,
+                  placement="node-local" if domains == 1 else "cross-domain")
 
 
 def test_recommendation_order_sequences_then_domains_then_smaller_group():
     # Most sequences wins even across domains.
     rec = recommend([_lay("a", 10, 1, 8), _lay("b", 12, 2, 16)])
-    assert rec["id"] == "b" and "holds the most sequences (12)" in rec["why"]
+    assert rec.id == "b" and "holds the most sequences (12)" in rec.why
     # Tie on sequences: fewer scale-up domains.
     rec = recommend([_lay("a", 12, 2, 8), _lay("b", 12, 1, 16)])
-    assert rec["id"] == "b" and "fewer scale-up domains (1 vs 2)" in rec["why"]
+    assert rec.id == "b" and "fewer scale-up domains (1 vs 2)" in rec.why
     # Tie on both: the smaller group.
     rec = recommend([_lay("a", 12, 1, 8), _lay("b", 12, 1, 4)])
-    assert rec["id"] == "b" and "smaller group (4 vs 8 GPUs)" in rec["why"]
+    assert rec.id == "b" and "smaller group (4 vs 8 GPUs)" in rec.why
 
 
 # --- memory basis -----------------------------------------------------------------------

@@ -93,20 +93,19 @@ def preflight(dep: Deployment, cal: config.Calibration) -> dict | None:
     return dep.preflight
 
 
-def engine_prediction(report: dict, engine: str) -> dict | None:
-    """The engine's capacity for the recommended layout, read from the plan (which the engine
-    answered: kvfit.planner.capacity), or None when the engine model could not answer."""
-    from ..planner.layouts import recommended_layout
-
-    lay = recommended_layout(report)
-    if lay is None or lay.get("capacity_model") != engine:
+def engine_prediction(report, engine: str) -> dict | None:
+    """The engine's capacity for the recommended layout, read from the plan's Report (which
+    the engine answered: kvfit.planner.capacity), or None when the engine model could not
+    answer."""
+    lay = report.chosen
+    if lay is None or lay.capacity_model != engine:
         return None
-    e = lay["engine"]
-    per = lay.get("sequences_per_replica")
     from ..engines import get
-    basis = get(engine).concurrency_basis(e)
-    return {"per_replica": per, "total": lay["max_sequences"], "engine": engine,
-            "version": e.get("version"), "basis": basis}
+    from ..report.model import ABSENT
+    basis = get(engine).concurrency_basis(lay.engine.to_json())
+    per = lay.sequences_per_replica
+    return {"per_replica": None if per is ABSENT else per, "total": lay.max_sequences,
+            "engine": engine, "version": lay.engine.version, "basis": basis}
 
 
 def plan(values: dict, cal: config.Calibration) -> Deployment:
@@ -143,5 +142,5 @@ def plan(values: dict, cal: config.Calibration) -> Deployment:
                      planned=planned)
     pinned = replace(req, revision=dep.revision) if dep.revision else req
     dep.meta = load_metadata(pinned)      # pinned to the commit the plan read: from the cache
-    dep.engine_prediction = engine_prediction(report, cal.engine)
+    dep.engine_prediction = engine_prediction(planned, cal.engine)
     return dep

@@ -36,13 +36,15 @@ class DpaProfile:
     attention_dp_flag: str | None = None
     selected_by: str = ""
 
-    def prediction_layout(self, lay: dict, flags: dict) -> tuple[int, dict]:
-        """(TP the engine predicts at, its flags) for one layout of this mode."""
+    def prediction_layout(self, tp: int, attention_tp: int, attention_dp: int, flags: dict
+                          ) -> tuple[int, dict]:
+        """(TP the engine predicts at, its flags) for one layout of this mode (model group
+        `tp` of `attention_dp` attention groups of `attention_tp` GPUs)."""
         if self.predict_at == "attention":
-            return lay["attention_tp"], flags
+            return attention_tp, flags
         if self.attention_dp_flag:
-            flags = flags | {self.attention_dp_flag: lay["attention_dp"]}
-        return lay["tp"], flags
+            flags = flags | {self.attention_dp_flag: attention_dp}
+        return tp, flags
 
 
 class Engine(ABC):

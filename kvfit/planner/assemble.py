@@ -15,56 +15,70 @@ from functools import cache
 
 from ..report import model as rm
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _frozen(value):
+    """A JSON value frozen (kvfit.report.model.freeze), scalars passed straight through."""
+    return value if type(value) in _PLAIN else rm.freeze(value)
+
 
 @cache
-def _hints(cls) -> dict:
-    """{field: its type} of a part (the annotations are strings under `from __future__ import
-    annotations`; they name kvfit.report.model's own classes)."""
-    return {f.name: eval(f.type, vars(rm)) if isinstance(f.type, str) else f.type
+def _converters(cls) -> dict:
+    """{field: the function converting its JSON value} of a part (the annotations are strings
+    under `from __future__ import annotations`; they name kvfit.report.model's own classes)."""
+    return {f.name: _converter(eval(f.type, vars(rm)) if isinstance(f.type, str) else f.type)
             for f in fields(cls)}
 
 
-def _convert(hint, value):
-    """`value` (plain JSON data) as the type `hint` asks for."""
-    if value is None or value is rm.ABSENT:
-        return value
+def _converter(hint):
+    """The function giving a JSON value (None and ABSENT kept) as the type `hint` asks for."""
     origin, args = getattr(hint, "__origin__", None), getattr(hint, "__args__", ())
     if isinstance(hint, types.UnionType):
-        for a in args:
-            if (is_dataclass(a) and isinstance(value, Mapping)) or (
-                    getattr(a, "__origin__", None) is tuple and isinstance(value, (list, tuple))):
-                return _convert(a, value)
-        return rm.freeze(value)
+        parts = [(a, _converter(a)) for a in args
+                 if is_dataclass(a) or getattr(a, "__origin__", None) is tuple]
+
+        def union(value):
+            for a, conv in parts:
+                if isinstance(value, Mapping if is_dataclass(a) else (list, tuple)):
+                    return conv(value)
+            return _frozen(value)
+        return _keep(union)
     if origin is tuple:
-        return tuple(_convert(args[0], v) for v in value)
+        item = _converter(args[0])
+        return _keep(lambda value: tuple(item(v) for v in value))
     if origin is Mapping:
-        return rm.Frozen({k: _convert(args[1], v) for k, v in value.items()})
+        item = _converter(args[1])
+        return _keep(lambda value: rm.Frozen({k: item(v) for k, v in value.items()}))
     if isinstance(hint, type) and is_dataclass(hint):
-        return build(hint, value)
-    return rm.freeze(value)
+        return _keep(lambda value: build(hint, value))
+    return _keep(_frozen)
+
+
+def _keep(conv):
+    """`conv` with None and ABSENT passed through unchanged."""
+    return lambda value: value if value is None or value is rm.ABSENT else conv(value)
 
 
 def build(cls, data: Mapping):
     """The part `cls` from its JSON-ready section `data`."""
     if isinstance(data, cls):
         return data
-    hints = _hints(cls)
-    extra = [k for k in data if k not in hints or k == "more"]
-    if extra and "more" not in hints:
+    convs = _converters(cls)
+    extra = [k for k in data if k not in convs or k == "more"]
+    if extra and "more" not in convs:
         raise TypeError(f"{cls.__name__} has no field for {sorted(extra)}")
     more = {"more": rm.Frozen({k: data[k] for k in extra})} if extra else {}
-    return cls(**{k: _convert(hints[k], v) for k, v in data.items() if k not in extra}, **more)
+    return cls(**{k: convs[k](v) for k, v in data.items() if k not in extra}, **more)
 
 
 def assemble(data: dict) -> rm.Report:
-    """The frozen Report of a finished plan's sections, with its recommended layout in full
-    as `Report.chosen` (the same object as its entry in `layouts`)."""
-    from .layouts import recommended_layout
+    """The frozen Report of a finished plan's fields, with its recommended layout in full as
+    `Report.chosen` (the same object as its entry in `layouts`)."""
+    from dataclasses import replace
+
+    from .layouts import layout_of
 
     out = build(rm.Report, data)
-    chosen = recommended_layout(data)
-    index = next((i for i, x in enumerate(data.get("layouts") or ()) if x is chosen), None)
-    if index is None:
-        return out
-    from dataclasses import replace
-    return replace(out, chosen=out.layouts[index])
+    chosen = layout_of(out.layouts, out.recommended)
+    return out if chosen is None else replace(out, chosen=chosen)

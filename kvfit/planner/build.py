@@ -9,7 +9,7 @@ from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
 from ..report.model import Dtype, Dtypes, Report, freeze
-from ..report.words import gib
+from ..report.reasons import ConfigEstimate
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
 from .cache_dtypes import cache_dtypes, cache_names
@@ -53,7 +53,7 @@ class Model:
     per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
     judge: object = None            # kvfit.planner.constraints.Judge: the engines' layout rules
     n_layers: int = 0               # decoder layers (what pipeline stages split)
-    edge: dict = field(default_factory=dict)   # embedding / LM-head bytes (kvfit.planner.stages)
+    edge: object = None             # embedding / LM-head bytes (kvfit.planner.stages.Edge)
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""
@@ -160,10 +160,7 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
         est, why_not = estimate()
         weights = count_weights(meta, req.weight_gib, *floor, est)
     if weights.source == "config estimate":
-        warnings.append("Weight bytes are an ESTIMATE from the config's tensor shapes (no "
-                        "weight files or index were available): "
-                        f"{gib(weights.bytes)}. Give the checkpoint, or "
-                        "--weight-gib, for its real bytes.")
+        warnings.append(str(ConfigEstimate(weights.bytes)))
     if weights.bytes is None:
         why = f" A config estimate is unavailable: {why_not}." if why_not else ""
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "
@@ -361,25 +358,20 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
         report |= search.run(req, m, warnings)
     elif req.min_gpus or req.max_context:
         from . import inverse
-        report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(req, m, warnings)
+        report |= (inverse.min_gpus if req.min_gpus else inverse.max_context)(
+            req, m, warnings).fields
     else:
         from . import placements
         report |= placements.plan_placements(req, m, placements.topology(req), warnings,
-                                             compare_bases=compare_bases)
-    if report.get("hardware"):
-        report["hardware"]["utilization_basis"] = m.capacity.utilization_basis
-    per_user = req.active_sequences_per_user
-    for lay in report.get("layouts", ()):
-        ms = lay.get("max_sequences")
-        lay["max_users"] = None if ms is None or not per_user else ms // per_user
+                                             compare_bases=compare_bases).fields()
     if m.ownership is not None:
         from .dpa import section
         report["expert_parallel"] = section(req.parallelism, m.ownership, m.comps)
-    if req.print_command:
-        from .launch import launch_command
-        report["engine_command"] = launch_command(req, m, report)
     from .assemble import assemble
     out = assemble(report | {"suggestions": [], "warnings": warnings})
+    if req.print_command:
+        from .launch import launch_command
+        out = replace(out, engine_command=launch_command(req, m, out))
     if out.fits is False and req.suggest and out.hardware:
         from .suggest import suggestions
         out = replace(out, suggestions=suggestions(req, m, out, plan, asked))

@@ -16,9 +16,10 @@ the engine refuses to start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..report.words import count, number
+from ..report.model import EnginePrediction, Layout, Pipeline, StaticBound
+from ..report.reasons import EngineHolds
 from .request import DEFAULT_UTILIZATION
 
 
@@ -94,23 +95,26 @@ class Capacity:
         --kv-cache-memory-bytes)."""
         return self.engine and self.eng.pool_stated(self.flags)
 
-    def apply(self, lay: dict, comps, ctx: int, acc, memory_bytes: int, weights, required: int
-              ) -> None:
-        """Replace a static layout's capacity and verdict by the engine's, in place. Without
-        weight bytes only a stated pool is predicted: its blocks, tokens and concurrency are
-        known, the verdict is not (unless the pool alone misses the target)."""
-        no_weights = lay["per_rank"]["weights_bytes"] is None
-        if not self.engine or not lay["valid"] or (no_weights and not self.pool_stated):
-            return
+    def apply(self, lay: Layout, comps, ctx: int, acc, memory_bytes: int, weights,
+              required: int) -> Layout:
+        """A static layout with the engine's capacity and verdict in place of its own (the
+        layout unchanged without an engine). Without weight bytes only a stated pool is
+        predicted: its blocks, tokens and concurrency are known, the verdict is not (unless
+        the pool alone misses the target)."""
+        no_weights = lay.per_rank.weights_bytes is None
+        if not self.engine or not lay.valid or (no_weights and not self.pool_stated):
+            return lay
         from ..engines import parallelism, predict_inputs
         from ..engines.common import MIB, Inputs
+        from .assemble import build
 
-        par = lay["parallelism"]
+        par = lay.parallelism
         mode = parallelism(par) if par != "tp" else None      # an attention-DP + EP mode
-        tp, flags = mode.prediction_layout(lay, dict(self.flags)) if mode else (lay["tp"],
-                                                                                 dict(self.flags))
+        tp, flags = mode.prediction_layout(lay.tp, lay.attention_tp, lay.attention_dp,
+                                           dict(self.flags)) if mode else (lay.tp,
+                                                                           dict(self.flags))
         total = acc.cuda_total_mib * MIB if acc.cuda_total_mib else None
-        inp = Inputs(list(comps), tp, ctx, lay["per_rank"]["weights_bytes"], memory_bytes,
+        inp = Inputs(list(comps), tp, ctx, lay.per_rank.weights_bytes, memory_bytes,
                      weights_basis=f"plan: {weights.source}, per rank of this layout",
                      weights_packed=weights.source in ("checkpoint files", "safetensors index"),
                      total_bytes=total, total_basis=f"hardware spec {acc.id}: CUDA total"
@@ -120,25 +124,24 @@ class Capacity:
                      kv_bytes=self.kv_bytes, index_dtype=self.index_dtype,
                      kv_name=self.kv_name, head_size=self.head_size, config=self.config,
                      architectures=self.architectures, model_config=self.model_config)
-        if lay.get("pipeline"):
-            inp.stages = pipeline_inputs(lay, comps)
-        e = predict_inputs(self.name, self.version, flags, inp)
-        if "pipeline_stages" in e:          # the engine's pools say which stage binds
-            lay["pipeline"]["binding_stage"] = e["pipeline_stages"]["binding_stage"]
-        per, why = self.eng.per_instance(e, ctx)
-        instances = lay["dp"] if par == "tp" else lay["attention_dp"] * lay["dp"]
-        lay["static"] = {k: lay[k] for k in ("max_sequences", "sequences_per_group", "fits",
-                                               "reason")}
-        lay["engine"] = e
-        lay["capacity_model"] = self.name
+        if lay.pipeline:
+            inp.stages = pipeline_inputs(lay.pipeline, comps)
+        raw = predict_inputs(self.name, self.version, flags, inp)
+        per, why = self.eng.per_instance(raw, ctx)     # the engine reads its own prediction
+        e = build(EnginePrediction, raw)
+        if e.pipeline_stages:               # the engine's pools say which stage binds
+            lay = replace(lay, pipeline=replace(lay.pipeline,
+                                                binding_stage=e.pipeline_stages.binding_stage))
+        instances = lay.dp if par == "tp" else lay.attention_dp * lay.dp
+        lay = replace(lay, static=StaticBound(max_sequences=lay.max_sequences,
+                                              sequences_per_group=lay.sequences_per_group,
+                                              fits=lay.fits, reason=lay.reason),
+                      engine=e, capacity_model=self.name)
         if per is None:
-            lay |= {"max_sequences": None, "sequences_per_group": None, "fits": None,
-                    "reason": f"{self.label} unavailable: {why}"}
-            return
+            return replace(lay, max_sequences=None, sequences_per_group=None, fits=None,
+                           reason=f"{self.label} unavailable: {why}")
         n = per * instances
-        reason = why if e.get("refusal") else (f"{why}; x {count(instances, 'engine instance')} = "
-                                              f"{count(n, 'sequence')}; the target needs "
-                                              f"{number(required)}")
+        reason = why if e.refusal else str(EngineHolds(why, instances, n, required))
         fits = n >= required
         over = self._stated_pool_overflow(lay, total)
         if over:
@@ -147,27 +150,26 @@ class Capacity:
             fits, reason = None, reason + (" (the pool is the stated --kv-cache-memory-bytes; "
                                            "not judged: weight bytes unknown, so whether the "
                                            "weights fit beside it is not known)")
-        lay |= {"max_sequences": n, "sequences_per_group": per, "fits": fits, "reason": reason}
-        lay["sequences_per_replica"] = per if par == "tp" else per * lay["attention_dp"]
+        return replace(lay, max_sequences=n, sequences_per_group=per, fits=fits, reason=reason,
+                       sequences_per_replica=per if par == "tp" else per * lay.attention_dp)
 
-    def _stated_pool_overflow(self, lay: dict, total: int | None) -> str | None:
+    def _stated_pool_overflow(self, lay: Layout, total: int | None) -> str | None:
         """Why a stated pool cannot be allocated beside the weights, or None (the engine's
         answer: vLLM skips its memory check for a stated pool and runs out of memory)."""
-        weights = lay["per_rank"]["weights_bytes"]
+        weights = lay.per_rank.weights_bytes
         if not self.pool_stated or weights is None or total is None:
             return None
         return self.eng.pool_overflow(self.flags, weights, total)
 
 
-def pipeline_inputs(lay: dict, comps) -> list[dict]:
+def pipeline_inputs(pipeline: Pipeline, comps) -> list[dict]:
     """The engine's per-stage inputs of a TP x PP layout (the same split the layout used)."""
     from .stages import stage_components
-    rows, out = lay["pipeline"]["stages"], []
+    rows, out = pipeline.stages, []
     for i, row in enumerate(rows):
         last = i == len(rows) - 1
-        lo, hi = row["layers"]
+        lo, hi = row.layers
         out.append({"components": stage_components(comps, lo, 1 << 62 if last else hi, last),
-                    "weights_bytes_per_rank": row["weights_bytes"], "last": last,
-                    "layers": row["layers"]})
+                    "weights_bytes_per_rank": row.weights_bytes, "last": last,
+                    "layers": list(row.layers)})
     return out
-

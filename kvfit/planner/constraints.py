@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import gcd
 
+from ..report.model import EngineConstraint
+
 MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 
 
@@ -34,7 +36,7 @@ class Verdict:
 
     problems: tuple[str, ...] = ()
     extra_bytes: int = 0
-    checks: tuple[dict, ...] = ()
+    checks: tuple[EngineConstraint, ...] = ()
 
 
 def _flag(rem: dict, flags: dict) -> bool:
@@ -83,19 +85,21 @@ class Judge:
                 got = self._one(c, rules, flags, dense_tp, moe_tp, group)
                 if got is not None:
                     checks.append(got)
-        refused = [c for c in checks if c["action"] == "refuse"]
+        refused = [c for c in checks if c.action == "refuse"]
         every = {(f"{_title(r.engine)} {r.version}", r.engine) for r, _ in self.engines}
-        no = {c["engine"] for c in refused}
+        no = {c.engine for c in refused}
         started = sorted(f"{label} starts it (plan with --engine {e})"
                          for label, e in every if label not in no)
-        problems = tuple(f"{c['engine']} refuses to start: {c['text']} ({c['source']})"
+        problems = tuple(f"{c.engine} refuses to start: {c.text} ({c.source})"
                          + (f"; {', '.join(started)}" if started and not self.selected else "")
                          for c in refused)
-        extra = max((c["extra_bytes"] for c in checks), default=0)
+        extra = max((c.extra_bytes for c in checks), default=0)
         return Verdict(problems, 0 if problems else extra, tuple(checks))
 
     def _one(self, c: dict, rules, flags: dict, dense_tp: int, moe_tp: int, group: int | None
-             ) -> dict | None:
+             ) -> EngineConstraint | None:
+        """The rule `c` (the engine spec's layout_constraints entry) on this layout, or None
+        when it does not apply or the shard is whole blocks."""
         if self.algorithm not in c["weights"]:
             return None
         dim = self.root.get(c["dimension"])
@@ -117,16 +121,18 @@ class Judge:
                 f"the checkpoint's {bn} x {bk} {_KIND.get(self.algorithm, 'quantized')} weight "
                 "block")
         base = {"engine": label, "constraint": c["id"], "dimension": c["dimension"],
-                "value": dim, "tp": tp, "shard": shard, "block": [bn, bk], "extra_bytes": 0}
+                "value": dim, "tp": tp, "shard": shard, "block": (bn, bk)}
         for rem in c.get("remedies", ()):
             if not _flag(rem, flags):
                 continue
             if rem["action"] == "refine":
                 fine = gcd(bn, bk, shard, int(self.root.get("hidden_size") or 0))
                 if fine >= rem.get("min_block", 1):
-                    return base | {"action": "refine", "source": rem["source"],
-                                   "text": f"{what}; {label} refines the block scales to "
-                                           f"{fine} x {fine} and starts (Triton MoE kernels)"}
+                    return EngineConstraint(**base, action="refine", source=rem["source"],
+                                            extra_bytes=0,
+                                            text=f"{what}; {label} refines the block scales to "
+                                                 f"{fine} x {fine} and starts (Triton MoE "
+                                                 "kernels)")
             if rem["action"] == "pad" and c["shard"] == "moe" and bn == bk \
                     and dim % bn == 0 and int(self.root.get("hidden_size") or 0) % bn == 0:
                 padded = -(-shard // bn) * bn
@@ -134,10 +140,12 @@ class Judge:
                 extra = 0 if routed is None else -(-routed * (padded - shard) // (shard * tp))
                 charged = (f"{extra:,} B more expert weights per rank" if routed is not None
                            else "padded bytes not charged: the routed-expert bytes are unknown")
-                return base | {"action": "pad", "source": rem["source"], "extra_bytes": extra,
-                               "text": f"{what}; {label} pads each shard to {padded:,} "
-                                       f"({charged})"}
-        return base | {"action": "refuse", "source": c["source"], "text": what}
+                return EngineConstraint(**base, action="pad", source=rem["source"],
+                                        extra_bytes=extra,
+                                        text=f"{what}; {label} pads each shard to {padded:,} "
+                                             f"({charged})")
+        return EngineConstraint(**base, action="refuse", source=c["source"], extra_bytes=0,
+                                text=what)
 
 
 

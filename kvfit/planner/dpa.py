@@ -28,10 +28,12 @@ backend replicates them (capacity over-stated).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
-from ..report.words import count
-from .layouts import Budget, capacity, tp_problems
+from ..report.model import ExpertParallel, Layout
+from ..report.reasons import AttentionGroups
+from .layouts import Budget, judged, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement
 
@@ -75,9 +77,12 @@ def group_sizes(topo: Topology, requested: int | None, experts: int) -> list[int
 
 
 def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
-               budget: Budget, required: int, divides, judge=None) -> dict:
+               budget: Budget, required: int, divides, judge=None, extras=None,
+               per_user: int | None = None) -> Layout:
     """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G (the
-    experts stay whole: their TP is 1 for the engines' layout constraints)."""
+    experts stay whole: their TP is 1 for the engines' layout constraints). extras(attention
+    TP, experts' TP, group): other Layout fields (kvfit.planner.placements); per_user: for
+    max_users."""
     t, groups = g // a, topo.gpus // g
     verdict = judge.check(t, 1, g) if judge is not None else None
     invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p] + \
@@ -89,42 +94,38 @@ def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
     page = page_tokens(profile, comps)
     pad = padding_bytes(comps, t, page)
     fmt = {"a": a, "t": t, "g": g}
-    base = {"id": f"{profile.name}-g{g}-a{a}", "parallelism": profile.name,
+    head = {"id": f"{profile.name}-g{g}-a{a}", "parallelism": profile.name,
             "label": profile.label.format(**fmt), "engine_flags": profile.flags.format(**fmt),
             "tp": g, "dp": groups, "attention_dp": a, "attention_tp": t, "ep": g,
-            "group_gpus": g, "valid": not invalid} | placement(g, topo) | {
-            "per_rank": {"weights_bytes": w, "non_expert_bytes": other,
-                         "routed_expert_bytes": expert_rank, "state_bytes_per_sequence": state,
-                         "budget_bytes": budget.budget_bytes,
-                         "reserve_bytes": budget.reserve_bytes, "padding_page_tokens": page}}
-    if invalid:
-        base["per_rank"] |= {"padding_bytes": pad, "used_bytes": None}
-        return base | {"max_sequences": 0, "sequences_per_group": 0, "sequences_per_replica": 0,
-                       "fits": False, "reason": "; ".join(invalid)}
-    out = capacity(base, w, state, pad, budget, a * groups, required)
-    per = out["sequences_per_group"]
-    out["sequences_per_replica"] = per * a
-    if out["fits"] is not None and per:
-        out["reason"] += (f" ({count(groups, 'model group')} x {count(a, 'attention group')} "
-                          f"x {count(per, 'sequence')})")
-    return out
+            "group_gpus": g, **placement(g, topo)}
+    out = judged(head, w, state, budget, invalid, required, a * groups, pad,
+                 {"non_expert_bytes": other, "routed_expert_bytes": expert_rank,
+                  "padding_page_tokens": page}, extras(t, 1, g) if extras else None, per_user)
+    if not out.valid:
+        return out
+    per = out.sequences_per_group
+    reason = out.reason
+    if out.fits is not None and per:
+        reason += f" {AttentionGroups(groups, a, per)}"
+    return replace(out, sequences_per_replica=per * a, reason=reason)
 
 
 def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget: Budget,
-                required: int, divides, requested: int | None, judge=None) -> list[dict]:
+                required: int, divides, requested: int | None, judge=None, extras=None,
+                per_user: int | None = None) -> list[Layout]:
     """Every attention-DP split of every model-group size."""
     profile = profile_of(profile_name)
     out = []
     for g in group_sizes(topo, requested, own.experts):
         for a in (x for x in range(g, 0, -1) if g % x == 0):
             out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides,
-                                  judge))
+                                  judge, extras, per_user))
     return out
 
 
-def section(profile_name: str, own: Ownership, comps) -> dict:
+def section(profile_name: str, own: Ownership, comps) -> ExpertParallel:
     """The report's `expert_parallel` section."""
     profile = profile_of(profile_name)
-    return {"parallelism": profile.name, "engine": profile.engine,
-            "padding_rule": profile.padding_rule,
-            "padding_page_tokens": page_tokens(profile, comps)} | own.section()
+    return ExpertParallel(parallelism=profile.name, engine=profile.engine,
+                          padding_rule=profile.padding_rule,
+                          padding_page_tokens=page_tokens(profile, comps), **own.section())

@@ -3,7 +3,7 @@
 Every candidate is planned by kvfit.planner.build.plan() from the request the single-plan CLI
 builds out of the same plan flags (the CLI hands run() its request builder), so each row can be
 checked by running `kvfit MODEL <the same flags>`. Nothing here computes a capacity of its own:
-the rows read the report's recommended layout (kvfit.planner.layouts.recommended_layout), its
+the rows read the report's recommended layout (Report.chosen), its
 verdict (the single plan's exit code, also handed in) and its weights section.
 """
 

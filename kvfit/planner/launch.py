@@ -12,7 +12,8 @@ kvfit.planner.rope for why max_position_embeddings goes with it).
 from __future__ import annotations
 
 from ..engines.command import Launch
-from .layouts import recommended_layout
+from ..report.model import EngineCommand, Report
+from .assemble import build
 
 
 def mtp_tokens(req, fields: dict) -> int:
@@ -38,44 +39,43 @@ def _index_dtype(req, m, eng) -> str | None:
     return eng.index_spelling(name)
 
 
-def _hosts(req, hw: dict) -> int:
-    if not hw.get("system"):
+def _hosts(hw) -> int:
+    if not hw.system:
         return 1
     from ..hardware.presets import find_system
-    return hw["nodes"] * find_system(hw["system"]).hosts
+    return hw.nodes * find_system(hw.system).hosts
 
 
-def launch_command(req, m, report: dict) -> dict | None:
+def launch_command(req, m, report: Report) -> EngineCommand:
     """The report's `engine_command` for its recommended layout (with `launch` None and a
     note when there is no recommended layout)."""
-    lay = recommended_layout(report)
+    lay = report.chosen
     engine = req.print_command
     cap = m.capacity
     if lay is None:
-        return {"engine": engine, "version": cap.version, "version_basis": cap.version_basis,
-                "launch": None, "hosts": [], "bench": None, "source": None,
-                "notes": ["no recommended layout to launch (see the verdict: no layout is "
-                          "valid, or the weights are unknown)"]}
+        return EngineCommand(engine=engine, version=cap.version, version_basis=cap.version_basis,
+                             launch=None, hosts=(), bench=None, source=None,
+                             notes=("no recommended layout to launch (see the verdict: no "
+                                    "layout is valid, or the weights are unknown)",))
     from ..engines import get
 
     eng = get(engine)
     flags = dict(cap.flags)
     kv = flags.pop("kv_cache_dtype", None) or eng.kv_spelling(cap.rules, None)
     util, mfs = eng.launch_memory(flags, cap.utilization is not None,
-                                  report["hardware"]["utilization"], lay.get("engine") or {})
+                                  report.hardware.utilization,
+                                  lay.engine.to_json() if lay.engine else {})
     if flags.get("dtype") in (None, "auto"):
         flags.pop("dtype", None)
     # a local checkpoint is served from the path the user gave, not its folder name
-    model = req.model if report["model"]["origin"] == "local" and req.model else report["model"]["source"]
-    spec = Launch(model=model, context=report["context_tokens"],
-                  kv_dtype=kv, revision=report["model"].get("revision") or req.revision,
-                  parallelism=lay["parallelism"], tp=lay["tp"], pp=lay.get("pp", 1),
-                  pp_partition=req.pp_layer_partition, dp=lay["dp"],
-                  attention_dp=lay.get("attention_dp"), attention_tp=lay.get("attention_tp"),
-                  hosts=_hosts(req, report["hardware"]), utilization=util, mem_fraction=mfs,
+    model = req.model if report.model.origin == "local" and req.model else report.model.source
+    spec = Launch(model=model, context=report.context_tokens,
+                  kv_dtype=kv, revision=report.model.revision or req.revision,
+                  parallelism=lay.parallelism, tp=lay.tp, pp=lay.pp or 1,
+                  pp_partition=req.pp_layer_partition, dp=lay.dp,
+                  attention_dp=lay.attention_dp or None, attention_tp=lay.attention_tp or None,
+                  hosts=_hosts(report.hardware), utilization=util, mem_fraction=mfs,
                   mtp=mtp_tokens(req, m.fields), index_dtype=_index_dtype(req, m, eng),
                   rope_override=m.rope.override() if m.rope is not None else None, flags=flags)
-    out = eng.launch(req.engine_version, spec)
-    out["layout"] = lay["label"]
-    out["layout_id"] = lay["id"]
-    return out
+    return build(EngineCommand, eng.launch(req.engine_version, spec)
+                 | {"layout": lay.label, "layout_id": lay.id})

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..report.words import count, number
+from ..report import reasons
+from ..report.model import ABSENT, Layout, LayoutSummary, PerRank
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
-
-GIB = 1024**3
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +24,6 @@ class Budget:
         return int(self.memory_bytes * self.utilization)
 
 
-def _gib(n: int) -> str:
-    return f"{n / GIB:,.3f} GiB"
-
-
 def tp_problems(tp: int, components: list[ComponentState], divides: list[tuple[str, int]]):
     """Reasons this TP size is invalid for the model (empty when valid)."""
     out = [f"TP={tp} does not divide {name} = {value}" for name, value in divides
@@ -37,55 +32,81 @@ def tp_problems(tp: int, components: list[ComponentState], divides: list[tuple[s
 
 
 def _reason(w, reserve, budget, state, per_group, total, required):
+    """(fits, the fact behind the verdict) of one layout."""
     if w is None:
-        return None, "weight bytes unknown: pass --weight-gib or a checkpoint with weight files"
+        return None, reasons.WeightsUnknown()
     left = budget - w - reserve
     if left < 0:
-        return False, (f"weights alone ({_gib(w)} per rank) plus the reserve ({_gib(reserve)}) "
-                       f"exceed the budget ({_gib(budget)})")
+        return False, reasons.WeightsOverBudget(w, reserve, budget)
     if per_group == 0:
-        return False, (f"one sequence needs {_gib(state)} per rank but only {_gib(left)} is "
-                       "left after weights and reserve")
-    if total < required:
-        return False, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
-    return True, f"holds {count(total, 'sequence')}; the target needs {number(required)}"
+        return False, reasons.NoRoomForOne(state, left)
+    return total >= required, reasons.Holds(total, required)
 
 
-def capacity(base: dict, w: int | None, state: int, padding: int, budget: Budget,
-             groups: int, required: int) -> dict:
-    """Fill a layout: sequences per state-holding group (a TP replica or an attention-DP
-    group), times `groups` such groups; per-rank bytes used at that capacity."""
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """A layout's capacity at one budget: sequences per state-holding group, in all, the
+    verdict and its reason, and the per-rank bytes used at that capacity."""
+
+    per_group: int | None
+    total: int | None
+    fits: bool | None
+    reason: str | None
+    used: int | None
+
+
+def capacity(w: int | None, state: int, padding: int, budget: Budget, groups: int,
+             required: int) -> Fill:
+    """Sequences per state-holding group (a TP replica or an attention-DP group), times
+    `groups` such groups; per-rank bytes used at that capacity."""
     reserve = budget.reserve_bytes + padding
     left = None if w is None else budget.budget_bytes - w - reserve
     per_group = None if left is None else (max(0, left) // state if state else 0)
     total = None if per_group is None else per_group * groups
-    fits, reason = _reason(w, reserve, budget.budget_bytes, state, per_group, total, required)
+    fits, why = _reason(w, reserve, budget.budget_bytes, state, per_group, total, required)
     used = None if w is None else w + reserve + (per_group or 0) * state
-    base["per_rank"] |= {"padding_bytes": padding, "used_bytes": used}
-    return base | {"max_sequences": total, "sequences_per_group": per_group,
-                   "fits": fits, "reason": reason}
+    return Fill(per_group, total, fits, str(why), used)
+
+
+def judged(head: dict, w: int | None, state: int, budget: Budget, invalid: list[str],
+           required: int, groups: int, padding: int = 0, per_rank: dict | None = None,
+           more: dict | None = None, per_user: int | None = None) -> Layout:
+    """The Layout of `head` (its id, label, sizes and placement), `w` weight and `state` state
+    bytes per rank (and the `per_rank` PerRank fields besides), judged: refused for `invalid`
+    reasons, else filled to the budget (`groups` state-holding groups); sequences_per_replica
+    is the group's (callers with several groups per replica replace it). `more`: other Layout
+    fields; `per_user`: sequences per user, for max_users."""
+    f = None if invalid else capacity(w, state, padding, budget, groups, required)
+    per = PerRank(weights_bytes=w, state_bytes_per_sequence=state,
+                  budget_bytes=budget.budget_bytes, reserve_bytes=budget.reserve_bytes,
+                  padding_bytes=padding, used_bytes=None if f is None else f.used,
+                  **(per_rank or {}))
+    if f is None:
+        return Layout(**head, valid=False, per_rank=per, max_sequences=0,
+                      sequences_per_replica=0, sequences_per_group=0, fits=False,
+                      reason="; ".join(invalid), max_users=0 if per_user else None,
+                      **(more or {}))
+    return Layout(**head, valid=True, per_rank=per, max_sequences=f.total,
+                  sequences_per_group=f.per_group, sequences_per_replica=f.per_group,
+                  fits=f.fits, reason=f.reason,
+                  max_users=None if f.total is None or not per_user else f.total // per_user,
+                  **(more or {}))
 
 
 def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
-           required: int, invalid: list[str], extra: int = 0, state: int | None = None) -> dict:
-    """One plain TP x DP layout's per-rank numbers, capacity and verdict (JSON-ready);
-    `extra`: bytes per rank an engine adds by padding sharded weights; `state`: the per-rank
-    state bytes per sequence when already counted (else counted from `components`)."""
+           required: int, invalid: list[str], extra: int = 0, state: int | None = None,
+           more: dict | None = None, per_user: int | None = None) -> Layout:
+    """One plain TP x DP layout's per-rank numbers, capacity and verdict; `extra`: bytes per
+    rank an engine adds by padding sharded weights; `state`: the per-rank state bytes per
+    sequence when already counted (else counted from `components`); `more`, `per_user`: as
+    judged() takes them."""
     dp = topo.gpus // tp
     if state is None:
         state = sum(c.per_rank(tp) for c in components)
     w = None if weights is None else -(-weights // tp) + extra
-    base = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
-            "dp": dp, "group_gpus": tp, "valid": not invalid} | placement(tp, topo) | {
-            "per_rank": {"weights_bytes": w, "state_bytes_per_sequence": state,
-                         "budget_bytes": budget.budget_bytes,
-                         "reserve_bytes": budget.reserve_bytes}}
-    if invalid:
-        base["per_rank"] |= {"padding_bytes": 0, "used_bytes": None}
-        return base | {"max_sequences": 0, "sequences_per_replica": 0, "sequences_per_group": 0,
-                       "fits": False, "reason": "; ".join(invalid)}
-    out = capacity(base, w, state, 0, budget, dp, required)
-    return out | {"sequences_per_replica": out["sequences_per_group"]}
+    head = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
+            "dp": dp, "group_gpus": tp, **placement(tp, topo)}
+    return judged(head, w, state, budget, invalid, required, dp, more=more, per_user=per_user)
 
 
 def tp_candidates(gpus: int, requested: int | None) -> list[int]:
@@ -96,81 +117,73 @@ def tp_candidates(gpus: int, requested: int | None) -> list[int]:
     return sorted(set(small) | {gpus // t for t in small})
 
 
-def headroom(x: dict) -> float:
+def headroom(x: Layout) -> float:
     """Per-rank bytes left after weights, reserve and padding, in sequences of state (negative
     when the weights alone exceed the budget): how near a layout is to holding one more."""
-    p = x.get("per_rank") or {}
-    if p.get("weights_bytes") is None:
+    p = x.per_rank
+    if not p or p.weights_bytes is None:
         return 0.0
-    left = p["budget_bytes"] - p["weights_bytes"] - p["reserve_bytes"] - p.get("padding_bytes", 0)
-    state = p["state_bytes_per_sequence"] or 1
+    left = p.budget_bytes - p.weights_bytes - p.reserve_bytes - (p.padding_bytes or 0)
+    state = p.state_bytes_per_sequence or 1
     return left / state
 
 
-def _rank(x: dict) -> tuple:
+def _rank(x: Layout) -> tuple:
     """Sort key, best first: fits, most sequences, weights that fit the budget, the nearest
     miss (most room left per rank), fewest domains, smallest group."""
     room = headroom(x)
-    return (x["fits"] is not True, -x["max_sequences"], room < 0,
-            -room if x["fits"] is not True else 0, x["domains"], x["group_gpus"])
+    return (x.fits is not True, -x.max_sequences, room < 0,
+            -room if x.fits is not True else 0, x.domains, x.group_gpus)
 
 
-def _why(best: dict, nxt: dict | None) -> str:
+def _side(x: Layout) -> reasons.Side:
+    return reasons.Side(x.label, x.max_sequences, x.domains, x.group_gpus, headroom(x))
+
+
+def _why(best: Layout, nxt: Layout | None) -> reasons.Why:
     """Which criterion separated the winner from the runner-up."""
-    n, lab = best["max_sequences"], best["label"]
+    C = reasons.Criterion
     if nxt is None:
-        return f"{lab} is the only valid layout ({count(n, 'sequence')})"
-    other = f"next best {nxt['label']}"
-    if n != nxt["max_sequences"] or best["fits"] != nxt["fits"]:
-        return (f"{lab} holds the most sequences ({number(n)}); {other} holds "
-                f"{number(nxt['max_sequences'])}")
+        return reasons.Why(C.ONLY, _side(best))
     a, b = headroom(best), headroom(nxt)
-    if best["fits"] is not True and (a < 0) != (b < 0):
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab}'s weights fit "
-                f"its budget and {nxt['label']}'s do not")
-    if best["fits"] is not True and a != b:
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} is the nearer "
-                f"miss (room for {a:.2f} of one sequence's state per rank, vs {b:.2f})")
-    if best["domains"] != nxt["domains"]:
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')}; {lab} spans "
-                f"fewer scale-up domains ({best['domains']} vs {nxt['domains']})")
-    if best["group_gpus"] == nxt["group_gpus"]:
-        return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
-                f"{count(best['domains'], 'scale-up domain')} with groups of "
-                f"{best['group_gpus']} GPUs; {lab} is listed first")
-    return (f"{lab} and {nxt['label']} both hold {count(n, 'sequence')} in "
-            f"{count(best['domains'], 'scale-up domain')}; {lab} uses the smaller group "
-            f"({best['group_gpus']} vs "
-            f"{nxt['group_gpus']} GPUs)")
+    if best.max_sequences != nxt.max_sequences or best.fits != nxt.fits:
+        c = C.MORE_SEQUENCES
+    elif best.fits is not True and (a < 0) != (b < 0):
+        c = C.WEIGHTS_FIT
+    elif best.fits is not True and a != b:
+        c = C.NEARER_MISS
+    elif best.domains != nxt.domains:
+        c = C.FEWER_DOMAINS
+    elif best.group_gpus == nxt.group_gpus:
+        c = C.LISTED_FIRST
+    else:
+        c = C.SMALLER_GROUP
+    return reasons.Why(c, _side(best), _side(nxt))
 
 
-def best_of(layouts: list[dict]) -> tuple[dict | None, dict | None]:
+def best_of(layouts) -> tuple[Layout | None, Layout | None]:
     """(winner, runner-up) among valid layouts with known capacity."""
-    ok = sorted((x for x in layouts if x["valid"] and x["max_sequences"] is not None), key=_rank)
+    ok = sorted((x for x in layouts if x.valid and x.max_sequences is not None), key=_rank)
     return (ok[0] if ok else None), (ok[1] if len(ok) > 1 else None)
 
 
-def summary(x: dict | None, why: str | None = None) -> dict | None:
+def summary(x: Layout | None, why: str | None = None) -> LayoutSummary | None:
     """The short form of a layout used by `recommended`, best-of and search candidates."""
     if x is None:
         return None
-    keys = ("id", "parallelism", "label", "tp", "dp", "attention_dp", "attention_tp", "ep",
-            "placement", "domains", "max_sequences", "fits")
-    out = {k: x[k] for k in keys if k in x}
-    return out | ({"why": why} if why else {})
+    return LayoutSummary(id=x.id, parallelism=x.parallelism, label=x.label, tp=x.tp, dp=x.dp,
+                         attention_dp=x.attention_dp, attention_tp=x.attention_tp, ep=x.ep,
+                         placement=x.placement, domains=x.domains,
+                         max_sequences=x.max_sequences, fits=x.fits,
+                         why=why if why else ABSENT)
 
 
-def recommend(layouts: list[dict]) -> dict | None:
+def recommend(layouts) -> LayoutSummary | None:
     """Most resident sequences, then fewer scale-up domains, then the smaller group."""
     best, nxt = best_of(layouts)
-    return None if best is None else summary(best, _why(best, nxt))
+    return None if best is None else summary(best, str(_why(best, nxt)))
 
 
-def layout_of(layouts, rec: dict | None) -> dict | None:
+def layout_of(layouts, rec: LayoutSummary | None) -> Layout | None:
     """The full layout a summary (such as `recommended`) names, or None."""
-    return next((x for x in layouts if rec and x["id"] == rec["id"]), None)
-
-
-def recommended_layout(report: dict) -> dict | None:
-    """The report's recommended layout in full (what every output of a plan names)."""
-    return layout_of(report.get("layouts", ()), report.get("recommended"))
+    return next((x for x in layouts if rec and x.id == rec.id), None)

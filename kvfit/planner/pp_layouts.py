@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import UsageError
-from .layouts import Budget, capacity
+from ..report.model import Layout, Pipeline, PipelineStage
+from .layouts import Budget, judged
 from .systems import placement
 
 
@@ -33,32 +34,34 @@ def check_request(req, topo) -> int:
     return pp
 
 
-def _stage_row(st, tp: int, budget: Budget, extra: int) -> dict:
+def _stage_row(st, tp: int, budget: Budget, extra: int) -> PipelineStage:
     w = None if st.weights_bytes is None else -(-st.weights_bytes // tp) + extra
     state = sum(c.per_rank(tp) for c in st.components)
     left = None if w is None else budget.budget_bytes - budget.reserve_bytes - w
     seqs = None if left is None else (max(0, left) // state if state else 0)
-    return {"stage": st.index, "layers": [st.start, st.end], "weights_bytes": w,
-            "state_bytes_per_sequence": state, "left_bytes": left, "sequences": seqs,
-            "components": [c.name for c in st.components]}
+    return PipelineStage(stage=st.index, layers=(st.start, st.end), weights_bytes=w,
+                         state_bytes_per_sequence=state, left_bytes=left, sequences=seqs,
+                         components=tuple(c.name for c in st.components))
 
 
-def binding(rows: list[dict]) -> dict:
+def binding(rows) -> PipelineStage:
     """The stage that admits the fewest sequences (least room left on ties)."""
-    if rows[0]["sequences"] is None:
-        return max(rows, key=lambda r: r["state_bytes_per_sequence"])
-    return min(rows, key=lambda r: (r["sequences"], r["left_bytes"]))
+    if rows[0].sequences is None:
+        return max(rows, key=lambda r: r.state_bytes_per_sequence)
+    return min(rows, key=lambda r: (r.sequences, r.left_bytes))
 
 
 def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
-              invalid: list[str], extra: int = 0, partition: str | None = None) -> dict:
-    """One TP=tp x PP=pp x DP layout (JSON-ready), judged by its binding stage."""
+              invalid: list[str], extra: int = 0, partition: str | None = None,
+              more: dict | None = None, per_user: int | None = None) -> Layout:
+    """One TP=tp x PP=pp x DP layout, judged by its binding stage (`more`, `per_user`: as
+    kvfit.planner.layouts.judged takes them)."""
     from .stages import SPLIT_RULE, stages  # --pp only: a plain plan never splits stages
 
     group = tp * pp
     dp = topo.gpus // group
     rules = m.capacity.rules if m.capacity.engine else None
-    rule = rules.values.get("pp_split") if rules is not None else None
+    rule = rules.values.get("pp_split") if rules is not None else None     # engine spec rules
     split = stages(comps, m.n_layers, pp, m.weights.bytes, m.edge, partition,
                    rule["value"] if rule else "spread_before_last")
     from ..engines import REFERENCE, get
@@ -68,32 +71,23 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
     if partition is not None:       # the engine's variable for a user's layer partition
         env = (rules if rules is not None else eng.rules()).values.get("pp_partition_env")
         env = env["value"] if env else "its layer-partition variable"
-    rows = [_stage_row(st, tp, budget, extra) for st in split]
+    rows = tuple(_stage_row(st, tp, budget, extra) for st in split)
     bind = binding(rows)
-    base = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",
-            "tp": tp, "pp": pp, "dp": dp, "group_gpus": group, "valid": not invalid} | \
-        placement(group, topo) | {
-            "per_rank": {"weights_bytes": bind["weights_bytes"],
-                         "state_bytes_per_sequence": bind["state_bytes_per_sequence"],
-                         "budget_bytes": budget.budget_bytes,
-                         "reserve_bytes": budget.reserve_bytes},
-            "pipeline": {"stages": rows, "binding_stage": bind["stage"],
-                         "split_rule": (f"engine rule {rule['source']}" if rule else SPLIT_RULE)
-                         if partition is None else f"user: --pp-layer-partition {partition} "
-                         f"({eng.title} {env})",
-                         "weights_basis": (m.edge.get("basis") or "") + (
-                             eng.pp_weights_note if m.names.get("mtp") else ""),
-                         "note": "per_rank is the binding stage's: the replica admits what its "
-                                 f"fullest stage admits ({eng.pp_binding_note})"}}
-    if invalid:
-        base["per_rank"] |= {"padding_bytes": 0, "used_bytes": None}
-        return base | {"max_sequences": 0, "sequences_per_replica": 0, "sequences_per_group": 0,
-                       "fits": False, "reason": "; ".join(invalid)}
-    out = capacity(base, bind["weights_bytes"], bind["state_bytes_per_sequence"], 0, budget, dp,
-                   required)
-    if out["reason"] and pp > 1 and out["max_sequences"] is not None:
-        out["reason"] += f" (stage {bind['stage']} of {pp} binds)"
-    return out | {"sequences_per_replica": out["sequences_per_group"]}
+    pipeline = Pipeline(
+        stages=rows, binding_stage=bind.stage,
+        split_rule=(f"engine rule {rule['source']}" if rule else SPLIT_RULE)
+        if partition is None else f"user: --pp-layer-partition {partition} ({eng.title} {env})",
+        weights_basis=m.edge.basis + (eng.pp_weights_note if m.names.get("mtp") else ""),
+        note="per_rank is the binding stage's: the replica admits what its fullest stage "
+             f"admits ({eng.pp_binding_note})")
+    head = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",
+            "tp": tp, "pp": pp, "dp": dp, "group_gpus": group, **placement(group, topo),
+            "pipeline": pipeline}
+    out = judged(head, bind.weights_bytes, bind.state_bytes_per_sequence, budget, invalid,
+                 required, dp, more=more, per_user=per_user)
+    if out.valid and out.reason and pp > 1 and out.max_sequences is not None:
+        out = replace(out, reason=out.reason + f" (stage {bind.stage} of {pp} binds)")
+    return out
 
 
 def dcp_size(req) -> int:

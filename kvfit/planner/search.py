@@ -13,9 +13,12 @@ lacks), and has "no candidate" when layouts exist but none reaches the target wi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from ..errors import UsageError
 from ..hardware.presets import find_accelerator, find_system
-from ..report.words import count, number
+from ..report import reasons
+from ..report.model import OtherBasis, Search, SearchCandidate
 from . import placements, systems
 
 DEFAULT_MAX_NODES = 8
@@ -43,7 +46,19 @@ def _incompatible(m, acc) -> str | None:
     return None
 
 
-def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> dict:
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a family's walk over node counts found: whether any layout is valid, the count and
+    best layout holding the most sequences, the first fitting count (count, outcome,
+    hardware) and the first count with a node-local fit."""
+
+    valid: bool
+    best_seen: tuple | None
+    found: tuple | None
+    local_at: int | None
+
+
+def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> Scan:
     """Walk node counts 1..max_nodes to the first whose best any-fabric layout fits; from
     there, the smallest count whose best node-local layout fits (see _first_local).
 
@@ -55,9 +70,9 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> d
     counts = [n for n in range(1, max_nodes + 1)
               if (req.tp is None or (system.accelerators * n) % req.tp == 0)
               and (req.pp is None or (system.accelerators * n) % (req.pp * (req.tp or 1)) == 0)]
-    seen: dict[int, tuple[dict, dict]] = {}
+    seen: dict[int, tuple] = {}
 
-    def at(n: int) -> tuple[dict, dict]:
+    def at(n: int) -> tuple:
         if n not in seen:
             seen[n] = _outcome(req, m, system, n, required, basis)
         return seen[n]
@@ -76,44 +91,43 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> d
         if any(k % n == 0 for k in misses):
             continue                      # a multiple of n holds more and does not fit
         out, hw = at(n)
-        anyf, local = out["best_any_fabric"], out["best_scale_up_local"]
+        anyf, local = out.best_any_fabric, out.best_scale_up_local
         valid = valid or anyf is not None
-        if anyf and (best_seen is None or anyf["max_sequences"] > best_seen[1]["max_sequences"]):
+        if anyf and (best_seen is None or anyf.max_sequences > best_seen[1].max_sequences):
             best_seen = (n, anyf)
-        if found is None and anyf and anyf["fits"]:
+        if found is None and anyf and anyf.fits:
             found = (n, out, hw)
-        if local and local["fits"]:
+        if local and local.fits:
             local_at = n
             break
         if found is not None and _local_grows(req, system):
             local_at = _first_local(req, m, system, counts[i + 1:], required, basis)
             break
-    return {"valid": valid, "best_seen": best_seen, "found": found, "local_at": local_at}
+    return Scan(valid, best_seen, found, local_at)
 
 
-def _fits(out: dict) -> bool:
-    return bool(out["best_any_fabric"] and out["best_any_fabric"]["fits"])
+def _fits(out) -> bool:
+    return bool(out.best_any_fabric and out.best_any_fabric.fits)
 
 
-def _never(counts: list[int], at, seen: dict) -> dict:
+def _never(counts: list[int], at, seen: dict) -> Scan:
     """The scan's answer when no count fits, from the counts evaluated: every count divides
     an evaluated one, whose layouts are the same TP groups with proportionally more replicas
     (_fits_grow), so the first count holding the most sequences is among them when that
     most is not zero; when it is zero, the first count with a valid layout is looked for."""
     best_seen = None
     for n in sorted(seen):
-        anyf = seen[n][0]["best_any_fabric"]
-        if anyf and (best_seen is None or anyf["max_sequences"] > best_seen[1]["max_sequences"]):
+        anyf = seen[n][0].best_any_fabric
+        if anyf and (best_seen is None or anyf.max_sequences > best_seen[1].max_sequences):
             best_seen = (n, anyf)
-    if best_seen is not None and best_seen[1]["max_sequences"] == 0:
-        best_seen = next((n, at(n)[0]["best_any_fabric"]) for n in counts
-                         if at(n)[0]["best_any_fabric"] is not None)
-    return {"valid": best_seen is not None, "best_seen": best_seen, "found": None,
-            "local_at": None}
+    if best_seen is not None and best_seen[1].max_sequences == 0:
+        best_seen = next((n, at(n)[0].best_any_fabric) for n in counts
+                         if at(n)[0].best_any_fabric is not None)
+    return Scan(best_seen is not None, best_seen, None, None)
 
 
-def _outcome(req, m, system, n: int, required: int, basis: str | None) -> tuple[dict, dict]:
-    """(outcome, hardware fields) of `n` complete systems."""
+def _outcome(req, m, system, n: int, required: int, basis: str | None) -> tuple:
+    """(placements.Outcome, Hardware) of `n` complete systems."""
     _, out, hw = placements.run_topology(req, m, systems.of_system(system, n), m.comps,
                                          required, basis)
     return out, hw
@@ -141,8 +155,8 @@ def _first_local(req, m, system, counts: list[int], required: int, basis) -> int
     only grows with the count (_local_grows): doubling steps out to the first fit, then
     bisection back, so a search to 1,024 nodes evaluates about 20 counts, not 1,024."""
     def fits(i: int) -> bool:
-        local = _outcome(req, m, system, counts[i], required, basis)[0]["best_scale_up_local"]
-        return bool(local and local["fits"])
+        local = _outcome(req, m, system, counts[i], required, basis)[0].best_scale_up_local
+        return bool(local and local.fits)
 
     lo, step = -1, 1                      # counts[lo] does not fit (-1: none tried yet)
     while True:
@@ -160,75 +174,74 @@ def _first_local(req, m, system, counts: list[int], required: int, basis) -> int
     return counts[hi]
 
 
-def candidate(req, m, system, required: int, max_nodes: int, basis: str | None = None) -> dict:
+def candidate(req, m, system, required: int, max_nodes: int, basis: str | None = None
+              ) -> SearchCandidate:
     """One family's answer: status, node count, and its best local / any-fabric layouts."""
     acc = find_accelerator(system.hardware)
     head = {"system": system.id, "name": system.name, "hardware": acc.id,
             "accelerators_per_node": system.accelerators}
     why = _incompatible(m, acc)
     scan = None if why else _scan(req, m, system, required, max_nodes, basis)
-    if why or not scan["valid"]:
-        return head | {"status": "incompatible", "nodes": None, "gpus": None,
-                       "reason": why or "no layout of this model is valid on this system",
-                       "best_scale_up_local": None, "best_any_fabric": None,
-                       "smallest_scale_up_local_nodes": None}
-    if scan["found"] is None:
-        n, lay = scan["best_seen"]
-        return head | {"status": "no candidate", "nodes": None, "gpus": None,
-                       "reason": f"no candidate under these settings: up to "
-                                 f"{count(max_nodes, 'node')} the most any layout holds is "
-                                 f"{number(lay['max_sequences'])} ({lay['label']} on "
-                                 f"{count(n, 'node')}, {lay['placement']}); the target needs "
-                                 f"{number(required)}",
-                       "best_scale_up_local": None, "best_any_fabric": lay,
-                       "smallest_scale_up_local_nodes": None}
-    n, out, hw = scan["found"]
-    return head | {"status": "fits", "nodes": n, "gpus": hw["gpus"],
-                   "reason": f"{count(n, 'node')}: {out['best_any_fabric']['label']} holds "
-                             f"{count(out['best_any_fabric']['max_sequences'], 'sequence')}; the "
-                             f"target needs {number(required)}",
-                   "budget_bytes_per_gpu": hw["budget_bytes_per_gpu"],
-                   "best_scale_up_local": out["best_scale_up_local"],
-                   "best_any_fabric": out["best_any_fabric"],
-                   "smallest_scale_up_local_nodes": scan["local_at"]}
+    if why or not scan.valid:
+        return SearchCandidate(**head, status="incompatible", nodes=None, gpus=None,
+                               reason=why or "no layout of this model is valid on this system",
+                               best_scale_up_local=None, best_any_fabric=None,
+                               smallest_scale_up_local_nodes=None)
+    if scan.found is None:
+        n, lay = scan.best_seen
+        return SearchCandidate(**head, status="no candidate", nodes=None, gpus=None,
+                               reason=str(reasons.NoCandidate(
+                                   max_nodes, lay.max_sequences, lay.label, n, lay.placement,
+                                   required)),
+                               best_scale_up_local=None, best_any_fabric=lay,
+                               smallest_scale_up_local_nodes=None)
+    n, out, hw = scan.found
+    best = out.best_any_fabric
+    return SearchCandidate(**head, status="fits", nodes=n, gpus=hw.gpus,
+                           reason=str(reasons.CandidateFits(n, best.label,
+                                                            best.max_sequences, required)),
+                           budget_bytes_per_gpu=hw.budget_bytes_per_gpu,
+                           best_scale_up_local=out.best_scale_up_local, best_any_fabric=best,
+                           smallest_scale_up_local_nodes=scan.local_at)
 
 
-def _other_basis(req, m, system, required: int, max_nodes: int, cand: dict) -> dict | None:
+def _other_basis(req, m, system, required: int, max_nodes: int, cand: SearchCandidate
+                 ) -> OtherBasis | None:
     """The same family on the other memory basis (None when both bases agree in memory)."""
     other = placements.OTHER_BASIS[req.memory_basis]
     acc = find_accelerator(system.hardware)
     if req.device_memory_gib is not None or acc.memory(other)[0] == acc.memory(
-            req.memory_basis)[0] or cand["status"] == "incompatible":
+            req.memory_basis)[0] or cand.status == "incompatible":
         return None
     alt = candidate(req, m, system, required, max_nodes, other)
-    return {"basis": other, "status": alt["status"], "nodes": alt["nodes"],
-            "max_sequences": (alt["best_any_fabric"] or {}).get("max_sequences")}
+    return OtherBasis(basis=other, status=alt.status, nodes=alt.nodes,
+                      max_sequences=alt.best_any_fabric.max_sequences
+                      if alt.best_any_fabric else None)
 
 
 def run(req, m, warnings: list[str]) -> dict:
-    """The search report: a candidate per family, and the full placement of the chosen one."""
+    """The search's Report fields: a candidate per family, and the full placement of the
+    chosen one."""
     max_nodes = _validate(req)
     if m.weights.bytes is None:
         raise UsageError("a system search needs the checkpoint's weight bytes; pass "
                          "--weight-gib or a checkpoint with weight files or an index.")
-    required = placements.target(req)["required_sequences"]
+    required = placements.target(req).required_sequences
     chosen_systems = [find_system(s) for s in dict.fromkeys(req.systems)]
     cands = []
     for s in chosen_systems:
         c = candidate(req, m, s, required, max_nodes)
-        cands.append(c | {"other_basis": _other_basis(req, m, s, required, max_nodes, c)})
-    fitting = sorted((c for c in cands if c["status"] == "fits"),
-                     key=lambda c: (c["gpus"], -c["best_any_fabric"]["max_sequences"]))
-    search = {"systems": [s.id for s in chosen_systems], "max_nodes": max_nodes,
-              "memory_basis": req.memory_basis, "candidates": cands,
-              "chosen": fitting[0]["system"] if fitting else None,
-              "why": (f"fewest accelerators among the {count(len(fitting), 'fitting candidate')}"
-                      if fitting else "no family has a candidate under these settings")}
+        cands.append(replace(c, other_basis=_other_basis(req, m, s, required, max_nodes, c)))
+    fitting = sorted((c for c in cands if c.status == "fits"),
+                     key=lambda c: (c.gpus, -c.best_any_fabric.max_sequences))
+    search = Search(systems=tuple(s.id for s in chosen_systems), max_nodes=max_nodes,
+                    memory_basis=req.memory_basis, candidates=tuple(cands),
+                    chosen=fitting[0].system if fitting else None,
+                    why=str(reasons.SearchChoice(len(fitting))))
     if not fitting:
-        return {"search": search, "target": placements.target(req), "hardware": None,
-                "layouts": [], "recommended": None, "best_scale_up_local": None,
-                "best_any_fabric": None, "fits": False, "placement_notes": [],
-                "memory_basis_comparison": None}
+        none = placements.Outcome(None, None, None, False)
+        return {"search": search} | placements.Placed(placements.target(req), None, (), none,
+                                                      comparison=None).fields()
     best = fitting[0]
-    topo = systems.of_system(find_system(best["system"]), best["nodes"])
-    return {"search": search} | placements.plan_placements(req, m, topo, warnings)
+    topo = systems.of_system(find_system(best.system), best.nodes)
+    return {"search": search} | placements.plan_placements(req, m, topo, warnings).fields()

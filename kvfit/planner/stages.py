@@ -104,14 +104,25 @@ def stage_components(comps, start: int, end: int, last: bool) -> list:
     return out
 
 
-def stage_weights(total: int | None, parts: list[int], edge: dict) -> list[int | None]:
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """Embedding and LM-head bytes (each, before TP), whether the head is tied to the
+    embedding, and where the numbers come from."""
+
+    embed_bytes: int = 0
+    head_bytes: int = 0
+    tied: bool = False
+    basis: str = ""
+
+
+def stage_weights(total: int | None, parts: list[int], edge: Edge) -> list[int | None]:
     """Each stage's weight bytes: the embedding on the first stage, the LM head on the last
     (a tied head is a second copy there), the rest split in proportion to layers (an estimate:
     it assumes equal layers; a first dense layer of an MoE makes stage 0 lighter)."""
     if total is None:
         return [None] * len(parts)
-    embed, head = edge["embed_bytes"], edge["head_bytes"]
-    body = max(0, total - embed - (0 if edge["tied"] else head))
+    embed, head = edge.embed_bytes, edge.head_bytes
+    body = max(0, total - embed - (0 if edge.tied else head))
     n = sum(parts)
     out = [body * k // n for k in parts]
     out[0] += embed
@@ -119,7 +130,7 @@ def stage_weights(total: int | None, parts: list[int], edge: dict) -> list[int |
     return out
 
 
-def edge_weights(root: dict, model_bytes) -> dict:
+def edge_weights(root: dict, model_bytes) -> Edge:
     """Embedding and LM-head bytes from the (text) config: vocab x hidden x model dtype bytes."""
     def whole(name):
         v = root.get(name)
@@ -132,10 +143,10 @@ def edge_weights(root: dict, model_bytes) -> dict:
              "the first / last stage, the other weights split in proportion to layers"
              if each else "estimate: weights split in proportion to layers (vocab_size or "
              "hidden_size unknown)")
-    return {"embed_bytes": each, "head_bytes": each, "tied": tied, "basis": basis}
+    return Edge(each, each, tied, basis)
 
 
-def stages(comps, n_layers: int, pp: int, weights: int | None, edge: dict,
+def stages(comps, n_layers: int, pp: int, weights: int | None, edge: Edge,
            override: str | None = None, split: str = "spread_before_last") -> list[Stage]:
     """Every stage of a PP=`pp` split of the model (split: the engine's pp_split rule)."""
     parts = partition(n_layers, pp, override, split)

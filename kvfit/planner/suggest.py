@@ -22,8 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import KvfitError
-from ..report.words import count, number, tokens
-from .layouts import recommended_layout
+from ..report import reasons
 
 QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
 
@@ -46,20 +45,13 @@ def _replanner(plan):
     return replan
 
 
-def _entry(change: str, flags: str, text: str, lay=None, **extra) -> dict:
-    """One suggestion; `lay` is the re-planned recommended layout (a Layout), if any."""
-    out = {"change": change, "flags": flags, "description": text}
+def _entry(change: str, flags: str, text, lay=None, **extra) -> dict:
+    """One suggestion; `text`: its description (a kvfit.report.reasons fact or a string);
+    `lay`: the re-planned recommended layout (a Layout), if any."""
+    out = {"change": change, "flags": flags, "description": str(text)}
     if lay is not None:
         out |= {"layout": lay.label, "max_sequences": lay.max_sequences}
     return out | extra
-
-
-def _chosen(section: dict):
-    """The recommended layout of a sub-planner's sections (an inverse answer), typed."""
-    from ..report.model import Layout
-    from .assemble import build
-    lay = recommended_layout(section)
-    return None if lay is None else build(Layout, lay)
 
 
 def _fp8(req, asked, m, report, replan):
@@ -72,18 +64,16 @@ def _fp8(req, asked, m, report, replan):
     r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags)
     if r and r.fits is True:
         lay = r.chosen
-        return _entry("kv_dtype", "--kv-dtype fp8", f"an fp8 KV cache: {lay.label} holds "
-                      f"{count(lay.max_sequences, 'sequence')}", lay, value="fp8")
+        return _entry("kv_dtype", "--kv-dtype fp8", reasons.LayoutHolds(
+            "an fp8 KV cache", lay.label, lay.max_sequences), lay, value="fp8")
     if report.inverse:
         return None
     r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags, max_context=True)
     top = r and r.inverse.max_context_tokens
     if not top:
         return None
-    return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", f"an fp8 KV cache with a "
-                  f"context of {tokens(top)} (the longest at which "
-                  f"{count(r.inverse.required_sequences, 'sequence')} then fit)", r.chosen,
-                  value="fp8", context=top)
+    return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", reasons.LongestContext(
+        top, r.inverse.required_sequences, fp8=True), r.chosen, value="fp8", context=top)
 
 
 def _radix(req, asked, m, report, replan):
@@ -119,12 +109,12 @@ def _context(req, asked, m, report, replan):
             r = inverse.max_context(replace(req, max_context=True), m, [])
         except KvfitError:
             return None
-        top, need, lay = (r["inverse"].max_context_tokens, r["inverse"].required_sequences,
-                          _chosen(r))
+        top, need, lay = (r.inverse.max_context_tokens, r.inverse.required_sequences,
+                          r.chosen)
     if top is None or top >= report.context_tokens:
         return None
-    return _entry("context", f"--context {top}", f"a context of {tokens(top)} (the longest at "
-                  f"which {count(need, 'sequence')} fit on these GPUs)", lay, value=top)
+    return _entry("context", f"--context {top}", reasons.LongestContext(top, need), lay,
+                  value=top)
 
 
 def _users(req, asked, m, report, replan):
@@ -134,14 +124,12 @@ def _users(req, asked, m, report, replan):
     out = []
     users = lay.max_sequences // t.active_sequences_per_user
     if 0 < users < t.concurrent_users:
-        out.append(_entry("concurrent_users", f"--concurrent-users {users}", f"{count(users, 'user')} "
-                          f"at {count(t.active_sequences_per_user, 'sequence')} each: "
-                          f"{lay.label} holds {number(lay.max_sequences)}", lay, value=users))
+        out.append(_entry("concurrent_users", f"--concurrent-users {users}", reasons.FewerUsers(
+            users, t.active_sequences_per_user, lay.label, lay.max_sequences), lay, value=users))
     per = lay.max_sequences // t.concurrent_users
     if t.active_sequences_per_user > 1 and 0 < per < t.active_sequences_per_user:
         out.append(_entry("active_sequences_per_user", f"--active-sequences-per-user {per}",
-                          f"{count(per, 'resident sequence')} per user for "
-                          f"{count(t.concurrent_users, 'user')}", lay, value=per))
+                          reasons.FewerPerUser(per, t.concurrent_users), lay, value=per))
     return out
 
 
@@ -161,9 +149,9 @@ def _dpa(req, asked, m, report, replan):
     if not r or r.fits is not True:
         return None
     lay = r.chosen
-    return _entry("parallelism", f"--parallelism {profile}", f"attention-DP with expert "
-                  f"parallelism: {lay.label} holds {count(lay.max_sequences, 'sequence')} "
-                  "(each attention group keeps its own sequences' state)", lay, value=profile)
+    return _entry("parallelism", f"--parallelism {profile}", reasons.LayoutHolds(
+        "attention-DP with expert parallelism", lay.label, lay.max_sequences,
+        "each attention group keeps its own sequences' state"), lay, value=profile)
 
 
 def _pp(req, asked, m, report, replan):
@@ -179,9 +167,9 @@ def _pp(req, asked, m, report, replan):
         r = replan(asked, m.meta, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
         if r and r.fits is True:
             lay = r.chosen
-            return _entry("pp", f"--pp {pp}", f"{pp} pipeline stages: {lay.label} holds "
-                          f"{count(lay.max_sequences, 'sequence')} (each stage keeps only its "
-                          "layers' weights and KV)", lay, value=pp)
+            return _entry("pp", f"--pp {pp}", reasons.LayoutHolds(
+                f"{pp} pipeline stages", lay.label, lay.max_sequences,
+                "each stage keeps only its layers' weights and KV"), lay, value=pp)
     return None
 
 
@@ -221,22 +209,22 @@ def _more(req, asked, m, report, replan):
                                  m, [])
         except KvfitError:
             return None
-        n = r["inverse"].min_gpus
+        n = r.inverse.min_gpus
         if n is None or n <= hw.gpus:
             return None
-        return _entry("gpus", f"--gpus {n}", f"{n} x {hw.id}", _chosen(r), value=n)
+        return _entry("gpus", f"--gpus {n}", f"{n} x {hw.id}", r.chosen, value=n)
     if req.system is not None:
         from ..hardware.presets import find_system
         system = find_system(req.system)
         req2 = replace(req, system=None, nodes=None)
-        c = search.candidate(req2, m, system, target(req)["required_sequences"],
+        c = search.candidate(req2, m, system, target(req).required_sequences,
                              max(8, 4 * hw.nodes))
-        if c["status"] != "fits" or c["nodes"] <= hw.nodes:
+        if c.status != "fits" or c.nodes <= hw.nodes:
             return None
-        lay = c["best_any_fabric"]
-        return {"change": "nodes", "flags": f"--nodes {c['nodes']}", "description":
-                f"{c['nodes']} x {system.id} ({c['gpus']} GPUs)", "layout": lay["label"],
-                "max_sequences": lay["max_sequences"], "value": c["nodes"]}
+        lay = c.best_any_fabric
+        return {"change": "nodes", "flags": f"--nodes {c.nodes}", "description":
+                f"{c.nodes} x {system.id} ({c.gpus} GPUs)", "layout": lay.label,
+                "max_sequences": lay.max_sequences, "value": c.nodes}
     return None
 
 

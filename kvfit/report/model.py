@@ -36,7 +36,8 @@ class Frozen(Mapping):
     __slots__ = ("_data",)
 
     def __init__(self, data: Mapping = ()):
-        object.__setattr__(self, "_data", {k: freeze(v) for k, v in dict(data).items()})
+        object.__setattr__(self, "_data", {k: freeze(v) for k, v in data.items()} if type(data)
+                           is dict else {k: freeze(v) for k, v in dict(data).items()})
 
     def __setattr__(self, name, value):
         raise AttributeError("a Frozen mapping cannot be changed")
@@ -54,8 +55,18 @@ class Frozen(Mapping):
         return f"Frozen({self._data!r})"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value):
     """`value` with every dict made a Frozen mapping and every list a tuple."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return Frozen(value)
+    if kind is list or kind is tuple:
+        return tuple(freeze(v) for v in value)
     if isinstance(value, Frozen) or is_dataclass(value):
         return value
     if isinstance(value, Mapping):
