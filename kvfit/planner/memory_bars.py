@@ -14,7 +14,9 @@ With an engine that answered, the engine's own memory terms replace them
   SGLang    total = the device memory; weights; state = the token pool; engine overheads =
             SGLang's static reserve (free before load x (1 - mem_fraction_static)) + what the
             CUDA context and driver hold (memory - free before load)
-  free is what is left in both (never below zero). Every part sums to `total_bytes`.
+  free is what is left in both. No part is below zero: a negative KV pool (the weights and
+  overheads exceed what the engine may use, so it refuses to start) is drawn as none, and
+  total_bytes grows to the parts' sum. Every part sums to `total_bytes`.
 A layout without weights (unknown) or an invalid one has no bars (None).
 """
 
@@ -26,7 +28,7 @@ PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
 
 
 def _bars(total: int, basis: str, **parts: int) -> MemoryBars:
-    out = {k: int(parts.get(k) or 0) for k in PARTS}
+    out = {k: max(0, int(parts.get(k) or 0)) for k in PARTS}
     out["free"] = max(0, total - sum(out[k] for k in PARTS if k != "free"))
     return MemoryBars(total_bytes=int(max(total, sum(out.values()))),
                       **{f"{k}_bytes": out[k] for k in PARTS}, basis=basis)
