@@ -1,0 +1,55 @@
+"""Every front end answers the ten questions of tests/reach_questions.py alike (issue 23): the
+report JSON and the exit code of each surface equal the CLI's `--json` and exit code.
+
+SURFACES maps a surface's name to a function (model, options) -> (exit code, report JSON
+dict); a front end adds itself as one more entry (the page's /api/plan, the MCP `plan` tool).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from reach_questions import QUESTIONS, cli_args
+
+from conftest import run_cli
+
+
+def cli(model: str, options: dict) -> tuple[int, dict]:
+    """`kvfit MODEL ... --offline --json`, run in-process."""
+    code, out, err = run_cli(*cli_args(model, options), "--json")
+    assert out.startswith("{"), err
+    return code, json.loads(out)
+
+
+def python_api(model: str, options: dict) -> tuple[int, dict]:
+    """kvfit.plan(model, **options, offline=True)."""
+    import kvfit
+
+    report = kvfit.plan(model, **options, offline=True)
+    return kvfit.exit_code(report), report.to_json()
+
+
+SURFACES = {"python": python_api}
+
+
+@pytest.mark.parametrize(("model", "options"), [q[1:] for q in QUESTIONS],
+                         ids=[q[0] for q in QUESTIONS])
+def test_every_surface_answers_as_the_cli(model, options):
+    want_code, want = cli(model, options)
+    assert want["model"]["source"] == model            # the CLI did answer this question
+    for name, surface in SURFACES.items():
+        code, got = surface(model, options)
+        assert code == want_code, name
+        assert got == want, name
+
+
+def test_the_questions_cover_the_mix():
+    """dense, MoE, MLA, hybrid, sliding; hardware and system; no engine, vLLM and SGLang; a
+    systems search."""
+    ids = [q[0] for q in QUESTIONS]
+    assert len(ids) == len(set(ids)) == 10
+    opts = [q[2] for q in QUESTIONS]
+    assert {o.get("engine") for o in opts} == {None, "vllm", "sglang"}
+    assert any("system" in o for o in opts) and any("hardware" in o for o in opts)
+    assert any("systems" in o for o in opts)
