@@ -61,7 +61,10 @@ CATALOG = ["Qwen/Qwen2.5-0.5B", "--offline", "--context", "32k"]
 IN_PROCESS_PLAN = [*CATALOG, "--hardware", "h100-80", "--gpus", "8"]
 IN_PROCESS = f"""
 import statistics, sys, time
-from kvfit.cli.request import request_from
+try:
+    from kvfit.api.request import request_from
+except ImportError:                   # a checkout from before kvfit.api (--before)
+    from kvfit.cli.request import request_from
 from kvfit.cli.plan_args import build_parser
 from kvfit.planner.build import plan
 req = request_from(vars(build_parser().parse_args({IN_PROCESS_PLAN!r})))
