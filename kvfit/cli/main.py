@@ -18,6 +18,8 @@ SUBCOMMANDS = {
     "audit": ("kvfit.cli.audit_cmd", "run", "build_parser"),
     "fit": ("kvfit.cli.fit_cmd", "run", "parser"),
     "catalog": ("kvfit.cli.catalog_cmd", "run", "parser"),
+    "mcp": ("kvfit.cli.mcp_cmd", "run", "parser"),
+    "serve": ("kvfit.cli.serve_cmd", "run", "parser"),
 }
 
 
