@@ -1,6 +1,6 @@
 """Where kvfit stands against its speed budgets (issue 22, "performance as a budget").
 
-    uv run python bench/speed_table.py [--runs 5] [--root PATH]
+    uv run python bench/speed_table.py [--runs 5] [--root PATH] [--before PATH]
 
 Every case runs `runs` times in fresh processes, round-robin (so a change in machine load
 touches every case alike), with bytecode on (.pyc files written by a warm-up run, as on a
@@ -15,11 +15,15 @@ plan). The table gives medians, then each budget with its figure:
     warm CLI plan                        <= 150 ms wall
     in-process plan, catalog model       <= 10 ms median
     Hub requests per plan                cold <= 3, warm branch <= 2, pinned 0
-    --systems search to 1,024 nodes that never fits   <= ~15 warm CLI plans
+    --systems search to 1,024 nodes      <= ~15 topology evaluations (a layout evaluation
+                                         of one node count on one memory basis, counted
+                                         in-process; the search is answered by them)
 
---root measures another checkout (for a before/after table): the commands run from there
-with `python -m kvfit`. Nothing here asserts a time; tests never do (request counts are
-asserted in tests/hub). A missed budget is said in a note with its profile, not squeezed.
+--root measures another checkout: the commands run from there with `python -m kvfit`.
+--before PATH measures a second checkout in the same rounds (each case runs for both, in
+turn) and the budget table gets a before and an after column. Nothing here asserts a time;
+tests never do (request and evaluation counts are asserted in tests/hub and
+tests/test_search_cost.py). A missed budget is said in a note with its profile, not squeezed.
 """
 
 from __future__ import annotations
@@ -57,7 +61,10 @@ CATALOG = ["Qwen/Qwen2.5-0.5B", "--offline", "--context", "32k"]
 IN_PROCESS_PLAN = [*CATALOG, "--hardware", "h100-80", "--gpus", "8"]
 IN_PROCESS = f"""
 import statistics, sys, time
-from kvfit.cli.request import request_from
+try:
+    from kvfit.api.request import request_from
+except ImportError:                   # a checkout from before kvfit.api (--before)
+    from kvfit.cli.request import request_from
 from kvfit.cli.plan_args import build_parser
 from kvfit.planner.build import plan
 req = request_from(vars(build_parser().parse_args({IN_PROCESS_PLAN!r})))
@@ -69,6 +76,20 @@ for _ in range(int(sys.argv[1])):
     times.append(time.perf_counter() - t)
 print(statistics.median(times) * 1000)
 """
+
+# The topologies a search evaluates: placements.run_topology calls in one process (the
+# search's own, then the chosen count's full placement and its other-basis comparison).
+EVALUATIONS = """
+import contextlib, io, sys
+from kvfit.cli.main import main
+from kvfit.planner import placements
+calls, real = [], placements.run_topology
+placements.run_topology = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+with contextlib.redirect_stdout(io.StringIO()):
+    main(sys.argv[1:])
+print(len(calls))
+"""
+COUNTED = {"search N=1024": SEARCH + ["1024"], "search N=1024, never fits": NEVER + ["1024"]}
 
 # name -> (argv, cache): "warm" shares a warmed cache, "empty" gets a new one every run, "off"
 # is KVFIT_CACHE_DIR=off; "hub ..." cases talk to the local test hub.
@@ -112,8 +133,12 @@ BUDGETS = [
     ("Hub requests, warm branch", lambda r: f"{r['hub plan, warm branch']['requests']:.0f}",
      "<= 2"),
     ("Hub requests, pinned", lambda r: f"{r['hub plan, warm pinned']['requests']:.0f}", "0"),
+    ("search to 1,024 nodes, evaluations", lambda r: f"{r['evaluations']['search N=1024']}",
+     "~15"),
+    ("search never fits 1,024 nodes, evaluations",
+     lambda r: f"{r['evaluations']['search N=1024, never fits']}", "~15"),
     ("search never fits 1,024 nodes / warm plan",
-     _ratio("search N=1024, never fits", "plan, local, warm"), "~15"),
+     _ratio("search N=1024, never fits", "plan, local, warm"), ""),
 ]
 
 
@@ -125,6 +150,14 @@ def in_process(root: Path, env: dict, loops: int = 50) -> float:
     return float(out.strip().splitlines()[-1])
 
 
+def evaluations(root: Path, env: dict) -> dict[str, int]:
+    """Topologies each COUNTED search evaluates (deterministic: a count, not a time)."""
+    return {name: int(subprocess.run([sys.executable, "-c", EVALUATIONS, *argv], cwd=root,
+                                     env=env, capture_output=True, text=True, check=True,
+                                     timeout=600).stdout.split()[-1])
+            for name, argv in COUNTED.items()}
+
+
 def base_env(scratch: Path) -> dict:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "KVFIT_CACHE_DIR",
@@ -134,8 +167,28 @@ def base_env(scratch: Path) -> dict:
     return env
 
 
-def measure(root: Path, runs: int, bytecode: bool, scratch: Path, hub) -> dict[str, dict]:
-    """Median wall, cpu, rss and requests per case, the cases taken round-robin."""
+def measure(roots: list[Path], runs: int, bytecode: bool, scratch: Path, hub
+            ) -> dict[Path, dict[str, dict]]:
+    """Median wall, cpu, rss and requests per root and case, the cases (and for each case
+    the roots) taken round-robin."""
+    cases = {root: _cases(root, bytecode, scratch / f"root{i}", hub)
+             for i, root in enumerate(roots)}
+    for root in roots:                                       # warm-up: bytecode, warm caches
+        for name in CASES:
+            cases[root](name)
+    runs_of: dict[Path, dict[str, list]] = {root: {name: [] for name in CASES} for root in roots}
+    for _ in range(runs):
+        for name in CASES:
+            for root in roots:
+                runs_of[root][name].append(cases[root](name))
+    return {root: {name: {k: statistics.median(getattr(r, k) for r in rs)
+                          for k in ("wall", "cpu", "rss_kib", "requests")}
+                   for name, rs in of.items()} for root, of in runs_of.items()}
+
+
+def _cases(root: Path, bytecode: bool, scratch: Path, hub):
+    """A function running one named case from `root` and returning its Run."""
+    scratch.mkdir(parents=True)
     server, token = hub
     env = base_env(scratch)
     if not bytecode:
@@ -161,7 +214,8 @@ def measure(root: Path, runs: int, bytecode: bool, scratch: Path, hub) -> dict[s
         fresh = Path(tempfile.mkdtemp(prefix="empty-", dir=scratch))
         return argv, dict(base, KVFIT_CACHE_DIR=str(fresh)), fresh
 
-    def one(argv, cache):
+    def one(name: str):
+        argv, cache = CASES[name]
         argv, case_env, fresh = setup(argv, cache)
         try:
             return run_once(argv, case_env, root, server if cache.startswith("hub") else None)
@@ -169,18 +223,11 @@ def measure(root: Path, runs: int, bytecode: bool, scratch: Path, hub) -> dict[s
             if fresh:
                 shutil.rmtree(fresh, ignore_errors=True)
 
-    for argv, cache in CASES.values():                       # warm-up: bytecode, warm caches
-        one(argv, cache)
-    runs_of: dict[str, list] = {name: [] for name in CASES}
-    for _ in range(runs):
-        for name, (argv, cache) in CASES.items():
-            runs_of[name].append(one(argv, cache))
-    return {name: {k: statistics.median(getattr(r, k) for r in rs)
-                   for k in ("wall", "cpu", "rss_kib", "requests")}
-            for name, rs in runs_of.items()}
+    return one
 
 
-def table(results: dict[bool, dict[str, dict]], plan_ms: float) -> str:
+def table(results: dict[bool, dict[str, dict]]) -> str:
+    """The case table of one root (bytecode on and off)."""
     on, off = results[True], results[False]
     base_on = on["python -c pass (baseline)"]["wall"]
     base_off = off["python -c pass (baseline)"]["wall"]
@@ -191,11 +238,19 @@ def table(results: dict[bool, dict[str, dict]], plan_ms: float) -> str:
         out.append(f"{name:<30} {a['wall'] * 1000:>9.0f} {a['wall'] / base_on:>7.1f} "
                    f"{a['cpu'] * 1000:>7.0f} {a['rss_kib'] / 1024:>6.1f} {a['requests']:>4.0f} "
                    f"{b['wall'] * 1000:>12.0f} {b['wall'] / base_off:>7.1f}")
-    out.append("")
-    out.append(f"{'budget (bytecode on)':<44} {'figure':>16}  bar")
-    out.append(f"{'in-process plan, catalog model x 8 H100, ms':<44} {plan_ms:>16.1f}  <= 10")
-    for label, figure, bar in BUDGETS:
-        out.append(f"{label:<44} {figure(on):>16}  {bar}")
+    return "\n".join(out)
+
+
+def budgets(after: dict, before: dict | None) -> str:
+    """The budget rows: each figure from the bytecode-on medians, before (if measured) and
+    after. `after` / `before`: a root's results[True] plus "plan_ms" and "evaluations"."""
+    head = f"{'budget (bytecode on)':<44} " + (f"{'before':>16} " if before else "")
+    out = [head + f"{'after':>16}  bar"]
+    rows = [("in-process plan, catalog model x 8 H100, ms", lambda r: f"{r['plan_ms']:.1f}",
+             "<= 10"), *BUDGETS]
+    for label, figure, bar in rows:
+        was = f"{figure(before):>16} " if before else ""
+        out.append(f"{label:<44} {was}{figure(after):>16}  {bar}")
     return "\n".join(out)
 
 
@@ -203,24 +258,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="runs per case and mode (median)")
     ap.add_argument("--root", type=Path, default=HERE, help="the kvfit checkout to measure")
+    ap.add_argument("--before", type=Path, help="a second checkout, measured alongside")
     args = ap.parse_args()
-    root = args.root.resolve()
+    roots = [args.root.resolve()] + ([args.before.resolve()] if args.before else [])
     hub = start_hub()
+    figures: dict[Path, dict] = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="kvfit-inproc-") as tmp:
-            plan_ms = in_process(root, base_env(Path(tmp)) | {"KVFIT_CACHE_DIR": tmp})
+        for root in roots:
+            with tempfile.TemporaryDirectory(prefix="kvfit-inproc-") as tmp:
+                env = base_env(Path(tmp)) | {"KVFIT_CACHE_DIR": tmp}
+                figures[root] = {"plan_ms": in_process(root, env),
+                                 "evaluations": evaluations(root, env)}
         with tempfile.TemporaryDirectory(prefix="kvfit-speed-") as tmp:
             results = {}
             for bytecode in (True, False):
                 scratch = Path(tmp) / ("on" if bytecode else "off")
-                scratch.mkdir()
-                results[bytecode] = measure(root, args.runs, bytecode, scratch, hub)
+                results[bytecode] = measure(roots, args.runs, bytecode, scratch, hub)
     finally:
         hub[0].stop()
     load = os.getloadavg()
-    print(f"kvfit at {root}; {args.runs} runs per case; {os.cpu_count()} cpus; "
-          f"python {sys.version.split()[0]}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print(table(results, plan_ms))
+    print(f"{args.runs} runs per case; {os.cpu_count()} cpus; python {sys.version.split()[0]}; "
+          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (at the end)")
+    for root in roots:
+        print(f"\nkvfit at {root}")
+        print(table({b: results[b][root] for b in results}))
+    for root in roots:
+        figures[root] |= results[True][root]
+    print()
+    print(budgets(figures[roots[0]], figures[roots[1]] if len(roots) > 1 else None))
 
 
 if __name__ == "__main__":

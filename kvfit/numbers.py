@@ -1,7 +1,9 @@
 """Numbers read from outside kvfit: flags, presets, tool output, logs.
 
-One reader for all of them: ASCII digits only (Python's int() and float() also take '١٢',
-'1_000' and, for floats, 'nan', 'inf' and '1e309'), at most MAX_CHARS characters (no
+One reader for all of them: ASCII digits only - no sign, no '_' separators, no other
+scripts' digits (Python's int() and float() also take '+8', '١٢', '1_000' and, for floats,
+'nan', 'inf' and '1e309'); a real number may also have a decimal point, a minus sign and an
+exponent; space around a number is not part of it. At most MAX_CHARS characters (no
 4,300-digit conversion error), and a range per field. Anything else is one UsageError
 paragraph (exit 2). FIELDS gives the range of every numeric plan field, so a flag, a preset
 key, `kvfit fit` and `--sweep` refuse the same value with the same words.
@@ -15,8 +17,9 @@ import re
 from .errors import UsageError
 
 MAX_CHARS = 40           # longer than any number kvfit takes (2**64 has 20 digits)
-_WHOLE = re.compile(r"\+?[0-9]+", re.ASCII)
-_REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
+_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+_TOKENS = re.compile(r"([0-9]+)([kKmM]?)", re.ASCII)
+_REAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 
 
 def shown(value, limit: int = 64) -> str:
@@ -41,6 +44,20 @@ def parse_whole(text) -> int | None:
     if len(text) > MAX_CHARS or not _WHOLE.fullmatch(text):
         return None
     return int(text)
+
+
+def parse_tokens(text) -> int | None:
+    """A token count >= 0: ASCII digits with an optional k (x 1,024) or m (x 1,048,576) suffix
+    (at most MAX_CHARS characters), else None."""
+    if isinstance(text, bool) or not isinstance(text, (int, str)):
+        return None
+    if isinstance(text, int):
+        return text if text >= 0 else None
+    text = text.strip()
+    m = _TOKENS.fullmatch(text) if len(text) <= MAX_CHARS else None
+    if m is None:
+        return None
+    return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2}[m.group(2).lower()]
 
 
 def parse_real(text) -> float | None:

@@ -54,3 +54,31 @@ def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         atomic.write_bytes(target, b"new")
     assert sorted(tmp_path.iterdir()) == []
+
+
+def test_fsync_syncs_the_data_before_the_rename(tmp_path, monkeypatch):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (events.append(("fsync", os.fstat(
+        fd).st_size)), real_fsync(fd))[1])
+    monkeypatch.setattr(atomic.os, "replace", lambda a, b: (events.append(("replace", b)),
+                                                            real_replace(a, b))[1])
+    target = tmp_path / "r.json"
+    atomic.write_bytes(target, b"12345", fsync=True)
+    # the whole 5 bytes were on the temporary file when it was synced, then it was renamed
+    assert events == [("fsync", 5), ("replace", target)] and target.read_bytes() == b"12345"
+    events.clear()
+    atomic.write_bytes(target, b"x")                  # caches: no sync
+    assert events == [("replace", target)]
+
+
+def test_the_calibration_record_is_written_through_it(tmp_path, monkeypatch):
+    from kvfit.calibrate import report
+
+    calls = []
+    real = atomic.write_bytes
+    monkeypatch.setattr(atomic, "write_bytes", lambda *a, **k: (calls.append(k), real(*a, **k)))
+    report.write_atomic(tmp_path / "c.json", {"b": 1, "a": [1.5]})
+    assert calls == [{"fsync": True}]
+    assert (tmp_path / "c.json").read_text() == '{\n  "a": [\n    1.5\n  ],\n  "b": 1\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]

@@ -6,6 +6,7 @@ hostile values (5,000 digits, '²', 'nan', 'inf', '-1', '0', '1e309', '', Arabic
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
@@ -22,9 +23,13 @@ from kvfit.expr import compile_expr, non_number
 from conftest import run_cli
 
 QWEN = Path(__file__).resolve().parent / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-32B"
-HOSTILE = ["9" * 5000, "²", "nan", "inf", "-1", "0", "1e309", "", "١٢"]
+# '32_768' (int() drops the underscore), '٣٢' (Arabic-Indic digits), '+8' and '0x10' are
+# refused as '١٢' is: ASCII digits only; ' 8' is 8 (space around a number is not part of it);
+# '1e3' is 1000 for a flag that takes a real number and no whole number
+BASIC = ["9" * 5000, "²", "nan", "inf", "-1", "0", "1e309", "", "١٢"]
+HOSTILE = [*BASIC, "32_768", "٣٢", "+8", "0x10", "1e3", " 8"]
 # never a number kvfit takes, whatever the flag
-NEVER = ["9" * 5000, "²", "nan", "inf", "1e309", "", "١٢"]
+NEVER = ["9" * 5000, "²", "nan", "inf", "1e309", "", "١٢", "32_768", "٣٢", "+8", "0x10"]
 
 
 def _numeric_actions(parser: argparse.ArgumentParser):
@@ -80,7 +85,8 @@ def test_every_sweep_axis_refuses_hostile_numbers(axis):
         argv = [*base, "--sweep", f"{axis}=1,{value}"]
         code, out, err = run_cli(*argv)
         _clean(code, out, err, argv)
-        assert code == 2, (argv, out[-200:])            # 0, -1 and the rest are no count
+        # 0, -1 and the rest are no count; ' 8' is 8
+        assert (code == 2) == (value != " 8"), (argv, out[-200:])
 
 
 @pytest.mark.parametrize("flag", ["--context", "--gpus", "--tp", "--users", "--utilization",
@@ -92,7 +98,8 @@ def test_every_fit_flag_refuses_hostile_numbers(flag):
         argv = [*base, flag, value]
         code, out, err = run_cli(*argv)
         _clean(code, out, err, argv)
-        assert code == 2, (argv, out[-300:])           # the single plan refuses each one too
+        if value != " 8":                              # ' 8' is 8 (4k of context is 4,096)
+            assert code == 2, (argv, out[-300:])       # the single plan refuses each one too
 
 
 @pytest.mark.parametrize("flag", ["--tp", "--weight-gib", "--max-num-seqs", "--max-model-len"])
@@ -111,7 +118,8 @@ PRESET_KEYS = ["gpus", "nodes", "tp", "pp", "utilization", "runtime_reserve_gib"
                "concurrent_users", "active_sequences_per_user", "device_memory_gib",
                "weight_gib", "timeout", "context", "max_nodes"]
 TOML_VALUES = ["9" * 5000, "9" * 4000, "nan", "inf", "-1", "0", "1e309", '"²"', '""',
-               '"١٢"', '"9999999999999999999999999999999999999999999999999999"']
+               '"١٢"', '"9999999999999999999999999999999999999999999999999999"', '"32_768"',
+               '"+8"', '"0x10"', '"٣٢"']
 
 
 @pytest.mark.parametrize("key", PRESET_KEYS)
@@ -129,7 +137,7 @@ def test_every_preset_key_refuses_hostile_numbers(tmp_path, key):
             assert code == 2, (key, value[:20], out[-200:])
 
 
-@pytest.mark.parametrize("value", HOSTILE)
+@pytest.mark.parametrize("value", BASIC)      # a gauge is a Prometheus float: '+8', '1e3' are
 def test_gauges_with_hostile_numbers_are_no_reading(value):
     page = f"vllm:num_requests_running{{engine=\"0\"}} {value}\n"
     got = read(parse_metrics(page), {"running": ["vllm:num_requests_running"]})
@@ -138,10 +146,17 @@ def test_gauges_with_hostile_numbers_are_no_reading(value):
 
 def test_the_reader_itself():
     assert numbers.parse_whole("42") == 42 and numbers.parse_whole(" 42 ") == 42
-    for bad in ["١٢", "²", "1_000", "4.0", "-1", "", "9" * 41, "0x10", True, None, 1.5]:
+    for bad in ["١٢", "²", "1_000", "4.0", "-1", "", "9" * 41, "0x10", "+8", True, None, 1.5]:
         assert numbers.parse_whole(bad) is None, bad
+    # 32k = 32 x 1,024 = 32,768; 1m = 1,048,576
+    assert [numbers.parse_tokens(t) for t in ("32768", " 32k ", "32K", "1m", 7)] == [
+        32768, 32768, 32768, 1048576, 7]
+    for bad in ["32_768", "٣٢", "٣٢k", "1e3", "+8", "0x10", "-1", "nan", "9" * 41, "32kk",
+                "k", "", True, None, 1.5, -1]:
+        assert numbers.parse_tokens(bad) is None, bad
     assert numbers.parse_real("0.9") == 0.9 and numbers.parse_real("1e3") == 1000.0
-    for bad in ["nan", "inf", "1e309", "١.٥", "1_0.5", "", "9" * 41, math.nan, math.inf]:
+    for bad in ["nan", "inf", "1e309", "١.٥", "1_0.5", "", "9" * 41, "+0.5", "0x10", math.nan,
+                math.inf]:
         assert numbers.parse_real(bad) is None, bad
     with pytest.raises(UsageError, match=r"5,000 characters"):
         numbers.whole("9" * 5000, "--gpus")
@@ -203,3 +218,23 @@ def test_an_engine_version_of_5000_digits_is_no_version(tmp_path):
     code, out, err = run_cli("explain-log", path, "--model-dir", model)
     _clean(code, out, err, "explain-log with a 5,000-digit version")
     assert code == 2, out[-300:]
+
+
+def test_underscore_digits_in_context_get_the_token_count_paragraph():
+    # int('32_768') is 32768; kvfit takes ASCII digits only, as everywhere else
+    code, out, err = run_cli(QWEN, "--hardware", "h100-80", "--context", "32_768")
+    assert code == 2 and out == ""
+    assert err.startswith("kvfit: usage error: context '32_768' is not a token count.")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("flag", ["--gpus", "--context", "--utilization"])
+def test_space_around_a_number_is_the_number(flag):
+    clean = {"--gpus": "8", "--context": "8", "--utilization": "0.8"}[flag]
+    base = [QWEN, "--hardware", "h100-80", "--weight-gib", "61", "--json"]
+    code, out, err = run_cli(*base, flag, f" {clean}")
+    code2, out2, _ = run_cli(*base, flag, clean)
+    spaced, plain = json.loads(out), json.loads(out2)
+    # the report quotes the flag as given ("user: --context  8"); the rest is the same answer
+    assert spaced.pop("context_source").replace("  ", " ") == plain.pop("context_source")
+    assert (code, spaced) == (code2, plain) and code in (0, 1), err

@@ -8,8 +8,6 @@ predictions.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import KvfitError, UsageError
@@ -66,20 +64,15 @@ def validate(doc: dict) -> None:
 
 
 def write_atomic(path: Path, doc: dict) -> None:
-    """Write JSON to a temporary file beside `path`, then rename it into place."""
+    """Write the JSON record through kvfit.atomic (a temporary file beside `path`, synced to
+    disk, then renamed into place)."""
+    from ..atomic import write_bytes
+
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"--output {path}: the folder {folder} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(render_json(doc))          # NaN / Infinity refused
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    data = render_json(doc).encode("utf-8")          # NaN / Infinity refused
+    write_bytes(folder / path.name, data, fsync=True)
 
 
 def render_json(doc: dict) -> str:

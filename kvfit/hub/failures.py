@@ -121,6 +121,19 @@ def _kind(exc: Exception) -> str:
     return "other"
 
 
+def _untrusted(exc: BaseException) -> bool:
+    """Whether a TLS certificate check failed somewhere in the exception's chain."""
+    import ssl
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
     """One paragraph per failure kind; HubUnreachable when the endpoint never answered.
     The library's own exception text is not printed (it can hold parts of a URL's userinfo);
@@ -130,6 +143,12 @@ def translate(exc: Exception, where: Where, attempts: int = 1) -> HubError:
         return _http_error(status, exc, where, attempts)
     kind = _kind(exc)
     name = type(exc).__name__
+    if kind == "unreachable" and _untrusted(exc):
+        return HubUnreachable(f"could not connect to {where.endpoint} to read {where.what}: "
+                              "its TLS certificate is not signed by an authority this machine "
+                              "trusts (SSLCertVerificationError; behind a proxy or mirror with "
+                              "its own certificate authority, set SSL_CERT_FILE to that CA "
+                              "bundle)")
     if kind == "unreachable":
         return HubUnreachable(f"could not connect to {where.endpoint} to read {where.what} "
                               f"({name}).", hint="Check the network, proxy settings and "

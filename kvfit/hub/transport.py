@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass
 
 from ..checkpoint.metadata import FileEntry
@@ -200,23 +201,30 @@ class HubClient:
         return run_with_deadline(work, left)
 
 
+_TELEMETRY_TOGGLE = threading.Lock()
+
+
 def hub_headers() -> dict[str, str]:
     """huggingface_hub's build_hf_headers for kvfit: the token the library would send (HF_TOKEN,
     the stored token, HF_HUB_DISABLE_IMPLICIT_TOKEN) and a kvfit user agent. kvfit sends no
     telemetry, so the user agent is built with the library's telemetry off: otherwise it asks
     the endpoint for its agent-harness registry (utils/_detect_agent.py), a request a plan has
-    no use for. The user's setting is restored at once."""
+    no use for. build_hf_headers has no parameter for that, so its module-level switch
+    (constants.HF_HUB_DISABLE_TELEMETRY) is turned on for the call and the user's setting
+    restored at once; _TELEMETRY_TOGGLE makes the switch one thread's at a time, so plans
+    made from several threads neither restore each other's value nor build with it off."""
     from huggingface_hub.utils import build_hf_headers
 
     from .. import __version__
 
     constants = hf_constants()
-    was = constants.HF_HUB_DISABLE_TELEMETRY
-    constants.HF_HUB_DISABLE_TELEMETRY = True
-    try:
-        return build_hf_headers(library_name="kvfit", library_version=__version__)
-    finally:
-        constants.HF_HUB_DISABLE_TELEMETRY = was
+    with _TELEMETRY_TOGGLE:
+        was = constants.HF_HUB_DISABLE_TELEMETRY
+        constants.HF_HUB_DISABLE_TELEMETRY = True
+        try:
+            return build_hf_headers(library_name="kvfit", library_version=__version__)
+        finally:
+            constants.HF_HUB_DISABLE_TELEMETRY = was
 
 
 class FirstRead:

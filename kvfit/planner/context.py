@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from ..errors import UsageError
 
 MAX_CONTEXT = 1 << 34
@@ -16,16 +14,13 @@ def parse_context(text) -> int:
     if isinstance(text, int):
         value = text
     else:
-        from ..numbers import MAX_CHARS, shown
+        from ..numbers import parse_tokens, shown
 
-        given = str(text)
-        m = len(given) <= MAX_CHARS and re.fullmatch(r"\s*([0-9]+)\s*([kKmM]?)\s*",
-                                                     given.replace("_", ""), re.ASCII)
-        if not m:
+        value = parse_tokens(str(text))
+        if value is None:
             raise UsageError(f"context {shown(text)} is not a token count.",
-                             hint="Write an integer (90000) or use k/m suffixes (90k = 92,160; "
-                                  "1m = 1,048,576).")
-        value = int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2}[m.group(2).lower()]
+                             hint="Write an integer in ASCII digits (90000) or use k/m suffixes "
+                                  "(90k = 92,160; 1m = 1,048,576).")
     if not 0 < value <= MAX_CONTEXT:
         from ..numbers import shown
         raise UsageError(f"context {shown(text)} must be between 1 and {MAX_CONTEXT:,} tokens.")

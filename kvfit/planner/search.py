@@ -1,14 +1,19 @@
 """`--systems A B C --max-nodes N`: the smallest number of complete systems that fits.
 
-For each system family, node counts 1..N are tried in order and every layout is evaluated
-on each (plain TP x DP across any fabric; attention-DP + EP groups inside one scale-up
-domain). The first count whose best layout (any fabric) meets the target is the candidate;
-it states its best node-local layout and its best layout on any fabric, so a cross-domain
-result never passes for a validated local one. Past the candidate, the smallest count with a
-node-local fit is found by doubling and bisection where such a fit only grows with nodes
-(plain TP x DP), else by walking on. A family is "incompatible" when the model
-cannot be placed on it at all (no valid layout, or a 4-bit cache format the accelerator
-lacks), and has "no candidate" when layouts exist but none reaches the target within N.
+For each system family the answer is the first node count 1..N whose best layout (any
+fabric) meets the target (plain TP x DP across any fabric; attention-DP + EP groups inside
+one scale-up domain). It states its best node-local layout and its best layout on any
+fabric, so a cross-domain result never passes for a validated local one, and the smallest
+count with a node-local fit. A family is "incompatible" when the model cannot be placed on
+it at all (no valid layout, or a 4-bit cache format the accelerator lacks), and has "no
+candidate" when layouts exist but none reaches the target within N.
+
+With plain TP x DP (_fits_grow) a TP size's validity and sequences per replica do not depend
+on the node count, only its replicas do; capacity is not monotone in the count (TP=16 fits
+on 2 dgx-h100 nodes, and 3 nodes have no TP=16), but per TP size it is. So the counts where
+each valid TP size has the most replicas are evaluated, and the first fitting count, the
+first node-local fit or the most any count holds are computed from their layouts
+(_from_tp_sizes): a handful of evaluations for any N. Other modes walk the counts.
 """
 
 from __future__ import annotations
@@ -77,6 +82,10 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> S
             seen[n] = _outcome(req, m, system, n, required, basis)
         return seen[n]
 
+    if _fits_grow(req) and m.divides:
+        known = _from_tp_sizes(req, m, system, required, max_nodes, counts, at, seen)
+        if known is not None:
+            return known
     top = [n for n in reversed(counts) if 2 * n > max_nodes] if _fits_grow(req) else []
     misses: list[int] = []                # counts of `top` where no layout fits
     for i, n in enumerate(counts):
@@ -90,7 +99,7 @@ def _scan(req, m, system, required: int, max_nodes: int, basis: str | None) -> S
                     return _never(counts, at, seen)
         if any(k % n == 0 for k in misses):
             continue                      # a multiple of n holds more and does not fit
-        out, hw = at(n)
+        out, hw, _ = at(n)
         anyf, local = out.best_any_fabric, out.best_scale_up_local
         valid = valid or anyf is not None
         if anyf and (best_seen is None or anyf.max_sequences > best_seen[1].max_sequences):
@@ -126,11 +135,73 @@ def _never(counts: list[int], at, seen: dict) -> Scan:
     return Scan(best_seen is not None, best_seen, None, None)
 
 
-def _outcome(req, m, system, n: int, required: int, basis: str | None) -> tuple:
-    """(placements.Outcome, Hardware) of `n` complete systems."""
-    _, out, hw = placements.run_topology(req, m, systems.of_system(system, n), m.comps,
-                                         required, basis)
-    return out, hw
+def _outcome(req, m, system, n: int, required: int, basis: str | None
+             ) -> tuple:
+    """(placements.Outcome, Hardware, the Layouts) of `n` complete systems."""
+    layouts, out, hw = placements.run_topology(req, m, systems.of_system(system, n), m.comps,
+                                               required, basis)
+    return out, hw, layouts
+
+
+def _from_tp_sizes(req, m, system, required: int, max_nodes: int, counts: list[int], at,
+                   seen: dict) -> Scan | None:
+    """The scan's answer for plain TP x DP (_fits_grow) from the layouts of a few counts.
+
+    A valid TP size t divides every `tensor_parallel.divides` value (layouts.tp_problems), so
+    it divides their gcd g. On n nodes, t is a layout when it divides n x accelerators, i.e.
+    when q = t / gcd(t, accelerators) divides n, with n x accelerators / t replicas of the same
+    sequences per replica p. Evaluating, for every t dividing g, the largest multiple of q up
+    to max_nodes gives every valid t's p; then t first fits at the smallest multiple of q
+    with p x n x accelerators / t >= required, and the most a count can hold is at one of the
+    evaluated counts. Node-local TP sizes are the same at every count (_local_grows). None
+    (walk instead) if a layout's capacity is not p x replicas or a computed count does not
+    fit when evaluated."""
+    from math import gcd
+
+    from .layouts import tp_candidates
+
+    acc, g = system.accelerators, 0
+    for _, value in m.divides:
+        g = gcd(g, value)
+    sizes = [t for t in tp_candidates(g, None) if req.tp in (None, t)]
+    step = {t: t // gcd(t, acc) for t in sizes}
+    probes = sorted({max_nodes // q * q for q in step.values() if q <= max_nodes})
+    per: dict[int, tuple[int, bool]] = {}       # TP size -> (sequences per replica, node-local)
+    for n in probes:
+        for lay in at(n)[2]:
+            if not lay.valid or lay.max_sequences is None:
+                continue
+            p = lay.sequences_per_replica
+            if lay.parallelism != "tp" or p * lay.dp != lay.max_sequences:
+                return None
+            per[lay.tp] = (p, lay.placement == systems.NODE_LOCAL)
+
+    def first(t: int, p: int) -> int | None:
+        """The smallest count placing TP=t whose replicas of p sequences reach `required`."""
+        need = -(-required * t // (p * acc))
+        n = -(-need // step[t]) * step[t]
+        return n if n <= max_nodes else None
+
+    fits_at = {t: first(t, p) for t, (p, _) in per.items() if p > 0}
+    reachable = [n for n in fits_at.values() if n is not None]
+    if not reachable:
+        return _never(counts, at, seen)
+    n = min(reachable)
+    out, hw, _ = at(n)
+    local = out.best_scale_up_local
+    if not _fits(out):
+        return None
+    if local and local.fits:
+        local_at = n
+    elif _local_grows(req, system):
+        local_at = min((k for t, k in fits_at.items() if k is not None and per[t][1]),
+                       default=None)
+        best_local = at(local_at)[0].best_scale_up_local if local_at is not None else None
+        if local_at is not None and not (best_local and best_local.fits):
+            return None
+    else:
+        return None
+    return Scan(True, None, (n, out, hw), local_at)
 
 
 def _fits_grow(req) -> bool:

@@ -1,11 +1,13 @@
 """A small forwarding HTTP proxy on 127.0.0.1 for tests: it takes absolute-URI GET requests
 (what a client sends to an http:// proxy), logs them and relays them to their origin. A
-CONNECT (an https:// URL through the proxy) is logged and refused with 502: the test hub
-speaks no TLS."""
+CONNECT (an https:// URL through the proxy) is logged, then refused with 502, or with
+tunnel=True answered 200 and relayed byte for byte (to a test hub serving TLS)."""
 
 from __future__ import annotations
 
 import http.client
+import select
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -17,7 +19,8 @@ _HOP_BY_HOP = {"connection", "keep-alive", "proxy-authorization", "proxy-connect
 class ForwardingProxy:
     """Start with .start(); .url is the proxy URL; .log lists (absolute URL, had Authorization)."""
 
-    def __init__(self):
+    def __init__(self, tunnel: bool = False):
+        self.tunnel = tunnel
         self.log: list[tuple[str, bool]] = []
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"proxy": self})
@@ -69,4 +72,31 @@ class _Handler(BaseHTTPRequestHandler):
         with self.proxy.lock:
             self.proxy.log.append((f"CONNECT {self.path}",
                                    self.headers.get("Authorization") is not None))
-        self.send_error(502, "no tunnels here")
+        host, _, port = self.path.rpartition(":")
+        if not self.proxy.tunnel or host not in ("127.0.0.1", "localhost"):
+            self.send_error(502, "no tunnels here")
+            return
+        upstream = socket.create_connection((host, int(port)), timeout=30)
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        self.close_connection = True
+        _relay(self.connection, upstream)
+
+
+def _relay(a: socket.socket, b: socket.socket) -> None:
+    """Copy bytes both ways until either side closes."""
+    pair = {a: b, b: a}
+    try:
+        while True:
+            ready, _, _ = select.select(list(pair), [], [], 30)
+            if not ready:
+                return
+            for sock in ready:
+                data = sock.recv(65536)
+                if not data:
+                    return
+                pair[sock].sendall(data)
+    except OSError:
+        return
+    finally:
+        b.close()

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .state import LFS_SUFFIXES, Blob, Hit, HubState
@@ -29,18 +31,29 @@ class _Reply:
         self.status, self.body, self.headers = status, body, dict(headers or {})
 
 
-class HubServer:
-    """Start with .start(); .url is the endpoint; .state holds repos, faults and the log."""
+TLS = Path(__file__).resolve().parents[1] / "fixtures" / "tls"
+TEST_CA = TLS / "ca.pem"        # trusts the hub's certificate (tests/fixtures/tls/README.md)
 
-    def __init__(self, state: HubState | None = None, cdn_host: str = "localhost"):
+
+class HubServer:
+    """Start with .start(); .url is the endpoint; .state holds repos, faults and the log.
+    tls: serve HTTPS with the test certificate (127.0.0.1 and localhost, signed by TEST_CA)."""
+
+    def __init__(self, state: HubState | None = None, cdn_host: str = "localhost",
+                 tls: bool = False):
         self.state = state or HubState()
         self.cdn_host = cdn_host
         self.stopping = threading.Event()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
+        self.scheme = "https" if tls else "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(TLS / "hub.pem", TLS / "hub.key")
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.scheme}://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,),
                                         daemon=True)
 
@@ -139,7 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
         if blob is None:
             return _error(404, "EntryNotFound", "Entry not found", commit)
         if path.endswith(LFS_SUFFIXES):
-            location = f"http://{self.hub.cdn_host}:{self.hub.port}/_cdn/{blob.sha256}"
+            location = (f"{self.hub.scheme}://{self.hub.cdn_host}:{self.hub.port}/_cdn/"
+                        f"{blob.sha256}")
             return _Reply(302, b"", {**commit, "Location": location,
                                      "X-Linked-Etag": f'"{blob.sha256}"',
                                      "X-Linked-Size": str(blob.size)})
