@@ -341,6 +341,8 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
     check_request(req)                 # the plan's numbers, then --check-engine, before any work
+    from .tune import check as check_tune
+    check_tune(req)
     check = engine_check(req)
     warnings: list[str] = []
     from ..hardware.presets import alias_note
@@ -368,6 +370,9 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                                              compare_bases=compare_bases)
     if report.get("hardware"):
         report["hardware"]["utilization_basis"] = m.capacity.utilization_basis
+    if req.tune:
+        from .tune import run as tune
+        report["tune"] = tune(req, m, report, asked)
     per_user = req.active_sequences_per_user
     for lay in report.get("layouts", ()):
         ms = lay.get("max_sequences")
