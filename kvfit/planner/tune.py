@@ -37,6 +37,9 @@ def check(req) -> None:
                          "memory fraction), so it needs the engine whose allocator answers: add "
                          f"{engine_choices()} (optionally @VERSION), e.g. `kvfit MODEL --hardware "
                          "h100-80 --gpus 8 --context 32k --engine vllm --tune`.")
+    if req.hardware is None and req.system is None and not req.systems:
+        raise UsageError("--tune needs the GPUs to tune for: add --hardware and --gpus (or "
+                         "--system).")
     for flag, on in (("--systems", req.systems), ("--min-gpus", req.min_gpus),
                      ("--max-context", req.max_context)):
         if on:
