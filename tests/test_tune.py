@@ -200,3 +200,19 @@ def test_a_stated_setting_is_held():
 def test_tune_is_opt_in():
     r = _json(*V4_RUN)
     assert "tune" not in r
+
+
+def test_the_declared_maximum_is_refused_where_one_request_of_it_does_not_fit():
+    # Qwen3-32B (tests/architectures/qwen3/configs/Qwen--Qwen3-32B/config.json): 64 layers x
+    # 8 KV heads x 128 x (K + V) x 2 B = 262,144 B per token; vLLM's default max_model_len is
+    # the declared 40,960, one request of which needs 40,960 x 262,144 B = 10.00 GiB: more
+    # than the pool beside a stated 64 GiB of weights on one H100 (0.92 x 79.19 GiB = 72.9 GiB
+    # requested), so vLLM refuses to start (vllm/v1/core/kv_cache_planning.py:50-87); at the
+    # 8k the target needs it starts.
+    qwen = ROOT / "tests/architectures/qwen3/configs/Qwen--Qwen3-32B"
+    t = _json(qwen, "--hardware", "h100-80", "--gpus", "1", "--context", "8k", "--engine",
+              "vllm", "--weight-gib", "64", "--tune")["tune"]
+    row = _setting(t, "--max-model-len")
+    assert (row["default"], row["recommended"], row["max_sequences_at_default"]) == (40960, 8192, 0)
+    assert "max seq len (40960)" in row["default_refusal"] and "10.00 GiB" in row["default_refusal"]
+    assert t["max_sequences"] > 0 and "--max-model-len 8192" in t["command"]["launch"]

@@ -103,7 +103,8 @@ class Vllm(Engine):
                 f"tier's {floor:,} (fewer CUDA-graph sizes and sampler rows)",
                 "fewer max sequences caps how many requests run in one batch"))
         pages = layer_pages(inp.components, inp.tp)
-        if "block_size" not in held and not (inp.latent or inp.recurrent or own_blocks(pages)):
+        plain = {p.family for p in pages} <= {"full", "sliding", "chunked"}
+        if "block_size" not in held and plain and not (inp.latent or own_blocks(pages)):
             bs = attention_block(rules, inp)["value"]
             out.append(Tunable(
                 "block_size", "--block-size", "block size", bs, f"{bs}",
