@@ -216,3 +216,28 @@ def test_the_declared_maximum_is_refused_where_one_request_of_it_does_not_fit():
     assert (row["default"], row["recommended"], row["max_sequences_at_default"]) == (40960, 8192, 0)
     assert "max seq len (40960)" in row["default_refusal"] and "10.00 GiB" in row["default_refusal"]
     assert t["max_sequences"] > 0 and "--max-model-len 8192" in t["command"]["launch"]
+
+
+def test_fit_tune_gives_each_checkpoint_its_tuned_row():
+    import jsonschema
+
+    from conftest import validate
+
+    code, out, err = run_cli("fit", "--hardware", "h100-80", "--gpus", "8", "--context", "32k",
+                             "--engine", "vllm", "--tune", "--family", "deepseek_v4", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    schema = json.loads((ROOT / "schemas" / "fit.schema.json").read_text())
+    validate(result, schema, cls=jsonschema.Draft202012Validator)
+    assert result["plan_flags"][-1] == "--tune"
+    row = next(r for r in result["rows"]["fits"] if r["model"] == "deepseek-ai/DeepSeek-V4-Flash")
+    # the single plan with the same flags (kvfit fit's own promise) gives the same tuned answer
+    single = _json("deepseek-ai/DeepSeek-V4-Flash", *result["plan_flags"])["tune"]
+    assert (row["max_sequences"], row["recommended"]["id"]) == (single["max_sequences"],
+                                                                single["layout_id"])
+    assert row["tune"]["default_max_sequences"] == single["default_max_sequences"]
+    assert {"flag": "--max-num-batched-tokens", "value": 2048, "text": "2,048"} in \
+        row["tune"]["changed"]
+    assert "--max-num-batched-tokens 2048" in row["tune"]["launch"]
+    code, _, err = run_cli("fit", "--hardware", "h100-80", "--context", "32k", "--tune")
+    assert code == 2 and "needs the engine" in err

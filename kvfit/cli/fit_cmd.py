@@ -17,7 +17,9 @@ catalog's pinned metadata, never the Hub), so any row can be checked with a sing
 command line is printed under the table. Rows that fit are listed best first (most resident
 sequences, then the smaller weights); those that do not fit, cannot be judged (weights
 unknown) or are refused (unsupported architecture, context over the declared maximum, ...)
-are counted, and --all lists them with their one-line reason.
+are counted, and --all lists them with their one-line reason. With --tune (and --engine)
+each checkpoint is planned with the engine settings that hold the most: a row's verdict,
+sequences and layout are the tuned ones, and it names the settings that changed.
 
 exit codes: 0 at least one checkpoint fits; 1 none fits; 2 bad input.
 
@@ -25,6 +27,7 @@ examples:
   kvfit fit --hardware dgx-spark --context 128k
   kvfit fit --hardware rtx-5090-32 --gpus 2 --context 32k --users 4 --family qwen3
   kvfit fit --system dgx-h100 --context 128k --kv-dtype fp8 --engine vllm --json
+  kvfit fit --hardware h100-80 --gpus 8 --context 32k --engine vllm --tune --family deepseek_v4
   kvfit fit --hardware auto --context 64k ./my-checkpoint   (the local GPUs, and a folder)
 """
 
@@ -61,6 +64,12 @@ def parser() -> Parser:
                    "pool (as `kvfit MODEL --engine E`)")
     p.add_argument("--utilization", type=field_flag("utilization"),
                    help="fraction of each GPU's memory to budget")
+    p.add_argument("--tune", action="store_true", help="with --engine: plan every checkpoint "
+                   "with the engine settings that hold the most (as `kvfit MODEL --tune`); rows "
+                   "then give the tuned verdict, sequences and the settings changed")
+    p.add_argument("--tune-max-utilization", type=field_flag("tune_max_utilization"),
+                   metavar="U", help="highest memory fraction --tune may choose (default: the "
+                   "engine's own default)")
     p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "
                    "of this organisation or model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; "
                    "any letter case; repeatable)")
@@ -91,6 +100,10 @@ def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
         value = getattr(ns, name)
         if value is not None:
             flags += [flag, str(value)]
+    if ns.tune:
+        flags.append("--tune")
+    if ns.tune_max_utilization is not None:
+        flags += ["--tune-max-utilization", str(ns.tune_max_utilization)]
     return flags
 
 
@@ -104,6 +117,8 @@ def _check_target(flags: list[str]) -> None:
 
     req = request_from(vars(build_parser().parse_args(["target", *flags])))
     check_request(req)                  # the single plan's own checks, with its words
+    from ..planner.tune import check as check_tune
+    check_tune(req)
     topo = from_request(req)
     if topo is None:
         raise UsageError("kvfit fit needs the hardware to plan on: --hardware ID|auto "
