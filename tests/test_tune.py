@@ -241,3 +241,26 @@ def test_fit_tune_gives_each_checkpoint_its_tuned_row():
     assert "--max-num-batched-tokens 2048" in row["tune"]["launch"]
     code, _, err = run_cli("fit", "--hardware", "h100-80", "--context", "32k", "--tune")
     assert code == 2 and "needs the engine" in err
+
+
+def test_an_engine_that_names_no_settings_is_tuned_to_its_defaults(monkeypatch):
+    """The search asks the engine (Engine.tunable_settings); the toy engine names none, so its
+    defaults are the answer and its launch command is printed as is."""
+    from kvfit import engines
+
+    toy = ROOT / "tests" / "fixtures" / "toy_engine"
+    monkeypatch.syspath_prepend(str(toy))
+    name = engines.register(toy / "toy.yaml")
+    try:
+        qwen = ROOT / "tests/architectures/qwen3/configs/Qwen--Qwen3-32B"
+        code, out, err = run_cli(qwen, "--engine", name, "--context", "32768", "--hardware",
+                                 "h100-80", "--device-memory-gib", "80", "--gpus", "2",
+                                 "--weight-gib", "20", "--tune", "--json")
+    finally:
+        engines.unregister(name)
+    assert code == 0, err
+    r = json.loads(out)
+    t = r["tune"]
+    assert t["settings"] == [] and t["combinations"] == 1
+    assert t["max_sequences"] == t["default_max_sequences"] == r["recommended"]["max_sequences"]
+    assert t["summary"].startswith("the engine's defaults already hold the most")

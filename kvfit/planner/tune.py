@@ -48,12 +48,13 @@ def check(req) -> None:
                              hint="Answer that question first, then --tune its answer.")
 
 
-def _inputs(m, topo, comps):
-    """The prediction inputs at TP 1 on this topology's GPU (the engine's defaults read them)."""
+def _inputs(req, m, topo, comps):
+    """The prediction inputs at TP 1 on this topology's GPU, with the memory the plan's budget
+    starts from (the engine's defaults read them)."""
     from ..engines.common import MIB, Inputs
 
     cap, acc = m.capacity, topo.accelerator
-    mem, _ = acc.memory("visible")
+    mem = placements.budget(req, acc)[0].memory_bytes
     return Inputs(list(comps), 1, m.ctx, m.weights.bytes, mem,
                   total_bytes=acc.cuda_total_mib * MIB if acc.cuda_total_mib else None,
                   quant=cap.quant, vocab=cap.vocab, max_context=cap.max_context, device=acc.id,
@@ -199,7 +200,7 @@ def run(req, m, report: dict, asked) -> dict:
                          "--system).")
     cap = m.capacity
     required = report["target"]["required_sequences"]
-    facts = TuneFacts(_inputs(m, topo, m.at(m.ctx)), mtp_tokens(req, m.fields),
+    facts = TuneFacts(_inputs(req, m, topo, m.at(m.ctx)), mtp_tokens(req, m.fields),
                       req.tune_max_utilization, _stated(req, asked),
                       tuple(sorted({x["tp"] for x in report["layouts"]})))
     settings = cap.eng.tunable_settings(cap.rules, facts)
