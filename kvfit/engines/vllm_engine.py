@@ -73,11 +73,13 @@ class Vllm(Engine):
         fraction up to the user's cap; max_model_len = the context."""
         from .packed import own_blocks
         from .pages import layer_pages
-        from .vllm import batch_defaults
+        from .vllm import _mm_prefix_floor, batch_defaults
         from .vllm_blocks import attention_block
 
         inp, held = facts.inputs, facts.stated
         seqs, mnbt, why = batch_defaults(rules, inp)
+        mnbt, why = _mm_prefix_floor(rules, inp, mnbt, why)
+        item = _mm_prefix_floor(rules, inp, 0, "")[0]      # one multimodal item fits a step
         tiers = (rules.values.get("batch_default_tiers") or {}).get("value") or [
             {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt}]
         out = [Tunable("max_model_len", "--max-model-len", "max model len", inp.max_context,
@@ -86,7 +88,7 @@ class Vllm(Engine):
                        "_get_and_verify_max_len: a longer one must still fit one request)",
                        context=True)]
         if "max_num_batched_tokens" not in held:
-            floor = min(t["max_num_batched_tokens"] for t in tiers)
+            floor = max(item, min(t["max_num_batched_tokens"] for t in tiers))
             out.append(Tunable(
                 "max_num_batched_tokens", "--max-num-batched-tokens", "batched tokens", mnbt,
                 f"{mnbt:,}", (None, *halvings(mnbt, floor)[1:]),
