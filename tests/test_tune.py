@@ -264,3 +264,23 @@ def test_an_engine_that_names_no_settings_is_tuned_to_its_defaults(monkeypatch):
     assert t["settings"] == [] and t["combinations"] == 1
     assert t["max_sequences"] == t["default_max_sequences"] == r["recommended"]["max_sequences"]
     assert t["summary"].startswith("the engine's defaults already hold the most")
+
+
+def test_speculation_is_only_lowered_from_what_was_asked_on_a_checkpoint_with_a_draft():
+    # Qwen3.6-35B-A3B declares mtp_num_hidden_layers 1: its draft's state is counted, and each
+    # speculative token holds one more recurrent block per request in vLLM (kv_cache_utils:
+    # state blocks + spec), so fewer tokens hold at least as many sequences
+    t = _json(QWEN36, "--hardware", "h100-80", "--gpus", "2", "--context", "32k", "--engine",
+              "vllm", "--num-speculative-tokens", "2", "--tune")["tune"]
+    row = _setting(t, "--num-speculative-tokens")
+    assert [v["value"] for v in row["values"]] == [2, 1] and row["default"] == 2
+    assert _value(row, 1) >= _value(row, 2)
+    spec = f'"num_speculative_tokens": {row["recommended"]}'
+    assert spec in t["command"]["launch"]
+    # Qwen3-32B has no draft layers: nothing to search, and nothing added without asking
+    qwen3 = ROOT / "tests/architectures/qwen3/configs/Qwen--Qwen3-32B"
+    for extra in (("--mtp",), ()):
+        t = _json(qwen3, "--hardware", "h100-80", "--gpus", "8", "--context", "32k", "--engine",
+                  "vllm", "--tune", *extra)["tune"]
+        assert not any(s["flag"] == "--num-speculative-tokens" for s in t["settings"])
+    assert "speculative" not in t["command"]["launch"]

@@ -64,6 +64,21 @@ def _inputs(req, m, topo, comps):
                   model_config=cap.model_config)
 
 
+def _speculative(req, m) -> int:
+    """The speculative tokens to search from: the user's (--mtp / --num-speculative-tokens)
+    when the checkpoint has draft layers whose state the plan counts, else 0 (none offered)."""
+    from ..state.evaluate import evaluate_components
+    from .launch import mtp_tokens
+
+    asked = mtp_tokens(req, m.fields)
+    if not asked:
+        return 0
+    without = evaluate_components(m.arch, m.fields, m.sets, m.ctx, m.names | {"mtp": 0},
+                                  m.cache_layout)
+    has_draft = sum(c.per_rank(1) for c in without) != sum(c.per_rank(1) for c in m.comps)
+    return asked if has_draft else 0
+
+
 def _stated(req, asked) -> frozenset:
     """The engine flags the user gave (held); kvfit's own speculative count is searched."""
     keys = set(req.engine_flags)
@@ -192,7 +207,7 @@ def run(req, m, report: dict, asked) -> dict:
     """The report's `tune` section for a plan on one topology (report: the plan's sections so
     far; asked: the request as the user gave it, before the plan resolved its utilization)."""
     from ..engines.base import TuneFacts
-    from .launch import launch_command, mtp_tokens
+    from .launch import launch_command
 
     topo = placements.topology(req)
     if topo is None or not report.get("layouts"):
@@ -200,7 +215,7 @@ def run(req, m, report: dict, asked) -> dict:
                          "--system).")
     cap = m.capacity
     required = report["target"]["required_sequences"]
-    facts = TuneFacts(_inputs(req, m, topo, m.at(m.ctx)), mtp_tokens(req, m.fields),
+    facts = TuneFacts(_inputs(req, m, topo, m.at(m.ctx)), _speculative(req, m),
                       req.tune_max_utilization, _stated(req, asked),
                       tuple(sorted({x["tp"] for x in report["layouts"]})))
     settings = cap.eng.tunable_settings(cap.rules, facts)
