@@ -284,3 +284,16 @@ def test_speculation_is_only_lowered_from_what_was_asked_on_a_checkpoint_with_a_
                   "vllm", "--tune", *extra)["tune"]
         assert not any(s["flag"] == "--num-speculative-tokens" for s in t["settings"])
     assert "speculative" not in t["command"]["launch"]
+
+
+def test_many_combinations_are_searched_two_settings_at_a_time(monkeypatch):
+    """Past MAX_COMBINATIONS the settings are improved two at a time from the defaults, in
+    rounds; on the Qwen3.6 SGLang plan, where the radix cache pays only together with a
+    running-request cap (one at a time finds no gain), that reaches the joint search's answer."""
+    from kvfit.planner import tune
+
+    joint = _json(*QWEN_RUN, "--tune")["tune"]
+    monkeypatch.setattr(tune, "MAX_COMBINATIONS", 1)
+    rounds = _json(*QWEN_RUN, "--tune")["tune"]
+    assert rounds["max_sequences"] == joint["max_sequences"]
+    assert rounds["combinations"] < joint["combinations"]

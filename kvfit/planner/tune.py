@@ -19,7 +19,7 @@ from ..errors import UsageError
 from ..report.words import count, number
 from . import placements
 
-MAX_COMBINATIONS = 512      # more and the settings are searched one at a time, in rounds
+MAX_COMBINATIONS = 512      # more and the settings are searched two at a time, in rounds
 
 
 def check(req) -> None:
@@ -138,8 +138,9 @@ class _Search:
         return (-1 if best is None else best, -changes, tuple(-o for o in order))
 
     def best(self) -> tuple:
-        """The best combination: every one when there are few, else one setting at a time
-        from the defaults, in rounds, until no single change improves it."""
+        """The best combination: every one when there are few, else two settings at a time
+        (every pair's values together, so coupled settings move together) from the defaults,
+        in rounds, until no such change improves it."""
         lists = [s.candidates for s in self.settings]
         total = 1
         for values in lists:
@@ -148,14 +149,18 @@ class _Search:
             return max(itertools.product(*lists), key=self.score)
         choice = tuple(self.default_of(i, tuple(v[0] for v in lists))[i]
                        for i in range(len(lists)))
-        for _ in range(len(lists)):
+        pairs = list(itertools.combinations(range(len(lists)), 2)) or [(0, 0)]
+        while True:
             before = choice
-            for i, values in enumerate(lists):
-                choice = max((choice[:i] + (v,) + choice[i + 1:] for v in values),
-                             key=self.score)
+            for i, j in pairs:
+                moves = []
+                for a, b in itertools.product(lists[i], lists[j]):
+                    c = list(choice)
+                    c[i], c[j] = a, b
+                    moves.append(tuple(c))
+                choice = max(moves, key=self.score)
             if choice == before:
-                break
-        return choice
+                return choice
 
 
 def _text(value) -> str:
