@@ -247,7 +247,10 @@ def run(req, m, report: dict, asked) -> dict:
     holds = best is not None and best >= required
     warnings = [f"{r['name']} {r['recommended_text']} ({r['flag']}; default "
                 f"{r['default_text']}): {r['tradeoff']}." for r in rows if r.get("tradeoff")]
-    if at_defaults is not None and best is not None and best == at_defaults:
+    if best == 0:
+        summary = ("no combination of these settings starts the engine with room for one "
+                   "sequence (see the layouts' reasons)")
+    elif at_defaults is not None and best is not None and best == at_defaults:
         summary = (f"the engine's defaults already hold the most: "
                    f"{count(best, 'resident sequence')}")
     elif best is None:
