@@ -33,6 +33,17 @@ connector, no non-KV term printed, that release's source not readable here) and 
 MTP run on 2x RTX 3090 (+61 %: no weights printed, the served FP8 checkpoint's config is not
 pinned; from the printed memory, MTP draft layer included, -0.28 %). Fully predicted (weights
 never taken from the log): 10/24.
+
+Session 7: weights as loaded (kvfit/engines/load_quant.py, rope_cache.py). `--quantization fp8`
+on a bf16 checkpoint is applied (Llama-3.1-8B: 8.49 GiB, as printed), the six RedHatAI logs get
+the served checkpoint's 8-bit linear format their stand-in bf16 configs lack (the YAML's
+served_quantization; _bare() keeps the count without it), and predicted vLLM weights add the
+RoPE cos/sin cache vLLM's loading figure counts (Llama-4-Scout: 2.5 GiB per rank; its end-to-end
+error goes from +16.9 % to +1.9 %). End to end, held-out: 12/18 within 5 % (12/15 of those
+predictable from the pinned inputs; 7/18 without the served format). Remaining held-out misses:
+the vLLM 0.24 MTP and NVFP4 runs and Qwen3-235B on vLLM 0.10 (each misses given the printed
+figures too, or prints none), and the three logs not predicted (MiMo: GPU not stated;
+Kimi-K2 x2: trimmed config, no weights printed).
 """
 
 from __future__ import annotations
@@ -113,14 +124,26 @@ def evaluate() -> list[dict]:
         conc = _row(res, "maximum concurrency" if e == "vllm" else "max_running_requests")
         full = explain(case.text, model_dir=str(case.model_dir), engine_version=case.version,
                        tp=case.tp, hardware=case.hardware, flags=case.thread_flags,
-                       log_weights=False)
+                       log_weights=False, served_format=case.served_format)
         out.append({"case": case, "result": res, "mem": mem, "tok": tok, "rule": rule,
                     "conc": conc, "fit": case.slug in fit,
                     "why": _why(res, mem, tok, case.meta.get("known_miss")),
+                    "bare": _bare(case, full),
                     "full": {"weights": _row(full, "weights per GPU"),
                              "mem": _row(full, MEMORY[e]), "tok": _row(full, TOKENS[e]),
                              "basis": (_row(full, "weights per GPU") or {}).get("rule")}})
     return out
+
+
+def _bare(case, full: dict) -> dict:
+    """End to end without the served checkpoint's stated weight format (the stand-in config
+    alone): the memory and token rows, for the count that takes nothing but GPU and flags."""
+    if case.served_format:
+        full = explain(case.text, model_dir=str(case.model_dir), engine_version=case.version,
+                       tp=case.tp, hardware=case.hardware, flags=case.thread_flags,
+                       log_weights=False)
+    e = case.engine
+    return {"mem": _row(full, MEMORY[e]), "tok": _row(full, TOKENS[e])}
 
 
 def _config_kind(case) -> str:

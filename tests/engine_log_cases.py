@@ -71,6 +71,12 @@ class LogCase:
         return out | FLAG_FIXES.get(self.slug, {})
 
     @property
+    def served_format(self) -> str | None:
+        """The served checkpoint's linear-weight format when the pinned config is a stand-in
+        that does not declare it (the YAML's `served_quantization`, with where it is stated)."""
+        return (self.meta.get("served_quantization") or {}).get("format")
+
+    @property
     def text(self) -> str:
         return (LOGS / f"{self.slug}.log").read_text(encoding="utf-8")
 

@@ -42,14 +42,17 @@ def _counted(meta: Metadata) -> Weights:
     return Weights(None, "unknown", "no weight files, no safetensors index, no --weight-gib")
 
 
-def config_estimate(meta: Metadata, res, model_bytes, mtp: bool = False
+def config_estimate(meta: Metadata, res, model_bytes, mtp: bool = False, quant=None
                     ) -> tuple[object | None, str]:
     """(WeightEstimate or None, basis or why not): weights from the spec's config shapes;
-    `mtp` adds the MTP / draft layers the spec lists (loaded by a speculative run)."""
+    `mtp` adds the MTP / draft layers the spec lists (loaded by a speculative run); `quant`
+    (a QuantSummary) replaces the checkpoint's declaration, for weights the engine quantizes
+    while loading."""
     from .estimate import estimate_weights
     from .quant import summarize
 
-    return estimate_weights(res, summarize(meta), model_bytes, mtp)
+    return estimate_weights(res, quant if quant is not None else summarize(meta), model_bytes,
+                            mtp)
 
 
 def count_weights(meta: Metadata, weight_gib: float | None, floor_gib: float | None = None,

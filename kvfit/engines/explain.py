@@ -88,19 +88,39 @@ def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True
-             ) -> tuple[int | None, str, bool]:
+def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
+             loaded=None) -> tuple[int | None, str, bool]:
+    """(bytes per rank, basis, packed). `loaded`: (QuantSummary, why) when the weights as
+    loaded differ from the checkpoint's files (load-time quantization, or a stated served
+    format): the config estimate with that quantization, never the files' bytes. Predicted
+    vLLM weights add the RoPE cache its loading figure counts (kvfit/engines/rope_cache.py)."""
+    w, basis, packed = _rank_weights(facts, weight_gib, meta, tp, state, log_weights, loaded)
+    if w is None or not packed or facts.engine != "vllm":
+        return w, basis, packed
+    from .rope_cache import rope_cache_bytes
+
+    rope, why = rope_cache_bytes(state.resolution.root, state.model_bytes.bytes)
+    return (w, basis, packed) if rope is None else (w + rope, f"{basis}; plus {why}", packed)
+
+
+def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
+                  loaded=None) -> tuple[int | None, str, bool]:
     if weight_gib is not None:
         return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
     if "weights_gib" in facts.printed and log_weights:
         return int(facts.printed["weights_gib"] * GIB), "log: loaded weights (an input, " \
             "not predicted)", False
-    from ..checkpoint.weights import count_weights
+    from ..checkpoint.weights import config_estimate, count_weights
 
+    if loaded is not None:
+        est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes,
+                                   quant=loaded[0])
+        if est is not None:
+            return est.rank_bytes(tp), f"config estimate, {loaded[1]}: {why}, per TP rank", \
+                True
+        return None, f"unknown: {loaded[1]}, but no config estimate: {why}", False
     w = count_weights(meta, None)
     if w.bytes is None:
-        from ..checkpoint.weights import config_estimate
-
         est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes)
         if est is not None:
             return est.rank_bytes(tp), f"config estimate: {why}, per TP rank", True
@@ -112,10 +132,12 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: boo
 def explain(text: str, *, model_dir: str | None = None, engine_version: str | None = None,
             tp: int | None = None, hardware: str | None = None, weight_gib: float | None = None,
             flags: dict | None = None, overrides: dict | None = None,
-            log_weights: bool = True) -> dict:
+            log_weights: bool = True, served_format: str | None = None) -> dict:
     """Compare a start-up log with kvfit's prediction. Returns rows and context (JSON-ready).
     log_weights=False predicts the weights too (checkpoint bytes or the config estimate)
-    even when the log prints the loaded weights."""
+    even when the log prints the loaded weights. served_format ('fp8', 'int8'): the served
+    checkpoint stores its linear weights in that 8-bit format, which the config (a stand-in)
+    does not declare."""
     facts = parse(text)
     meta = _metadata(model_dir, facts)
     version, how = resolve_version(facts.engine, engine_version or facts.version)
@@ -138,8 +160,9 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
         state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context, mtp=mtp,
                              model_dtype=fl.get("dtype"), capability=cap)
     fl.setdefault("max_model_len", context)
+    loaded = _loaded(facts, flags or {}, version, meta, served_format)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},
-                  log_weights)
+                  log_weights, loaded)
     end_to_end = predict_inputs(facts.engine, version, fl, inp)
     from_printed = _from_printed(facts, version, fl, inp)
     notes = list(state.warnings) + facts.notes
@@ -172,8 +195,22 @@ def _check_ranks(facts: LogFacts, tp: int, basis: str) -> None:
                          hint="Pass --tp N with the run's tensor-parallel size.")
 
 
+def _loaded(facts: LogFacts, user: dict, version: str | None, meta, served_format):
+    """(QuantSummary, why) for weights loaded in another format than the checkpoint's files
+    hold, or None: a stated served format, else the run's --quantization when vLLM quantizes
+    an unquantized checkpoint while loading (kvfit/engines/load_quant.py)."""
+    from ..checkpoint.quant import summarize
+    from .load_quant import load_time, served
+
+    if served_format:
+        return served(served_format)
+    method = user.get("quantization", facts.flags.get("quantization"))
+    summary, why = load_time(facts.engine, version, method, summarize(meta))
+    return (summary, why) if summary is not None else None
+
+
 def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
-            log_weights: bool = True) -> Inputs:
+            log_weights: bool = True, loaded=None) -> Inputs:
     from ..hardware.presets import find_accelerator
 
     acc = find_accelerator(hardware) if hardware else None
@@ -184,7 +221,7 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
         visible = total + int(rules_for(facts.engine, None).est("torch_total_offset_mib") * MIB)
     else:
         visible = 0
-    w, w_basis, packed = _weights(facts, weight_gib, meta, tp, state, log_weights)
+    w, w_basis, packed = _weights(facts, weight_gib, meta, tp, state, log_weights, loaded)
     p = facts.printed
     free = None
     if "avail_after_load_gib" in p and "weights_gib" in p:

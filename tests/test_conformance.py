@@ -1,0 +1,69 @@
+"""docs/conformance/engine-views-1.jsonl (docs/conformance.md) is what bench/conformance_file.py
+writes from the engine records, and bench/conformance_run.py scores planners on it: kvfit
+passes every point it is run on, a planner that answers nothing passes none."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shlex
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_file_is_current_and_holds_every_recorded_point():
+    import engine_record_cases as vrec
+    import sglang_record_cases as srec
+
+    mod = _module("conformance_file")
+    text = mod.render()
+    assert mod.FILE.read_text(encoding="utf-8") == text, \
+        "docs/conformance/engine-views-1.jsonl is stale: run uv run python bench/conformance_file.py"
+    lines = [json.loads(x) for x in text.splitlines()]
+    head, points = lines[0], lines[1:]
+    assert head["format"] == "kvfit-engine-conformance" and head["version"] == 1
+    # one point per recorded engine decision: 4,500 vLLM and 2,292 SGLang (the records' counts)
+    by_engine = {e: [p for p in points if p["engine"] == e] for e in ("vllm", "sglang")}
+    assert len(by_engine["vllm"]) == len(vrec.points()) == 4500
+    assert len(by_engine["sglang"]) == len(srec.points()) == 2292
+    assert len({p["id"] for p in points}) == len(points)
+    # the expected values are the engine's: spot one against the record by hand
+    first = vrec.points()[0]
+    p = by_engine["vllm"][0]
+    assert p["expected"]["num_gpu_blocks"] == first.vllm["num_blocks"]
+    assert p["settings"]["kv_cache_memory_bytes"] == first.avail
+
+
+def test_agrees_uses_the_file_tolerances():
+    run = _module("conformance_run")
+    head = {"relative_tolerance": {"kv_cache_tokens": 0.005},
+            "absolute_tolerance": {"default_mem_fraction_static": 0.002}}
+    assert run.agrees("kv_cache_tokens", 1000, 1004, head)
+    assert not run.agrees("kv_cache_tokens", 1000, 1006, head)
+    assert run.agrees("default_mem_fraction_static", 0.83, 0.8319, head)
+    assert not run.agrees("num_gpu_blocks", 100, 101, head)          # exact key
+    assert run.agrees("attention_bytes_per_token", [81920, 1], [163840, 2], head)
+    assert not run.agrees("refused", False, 0, head)                 # a boolean is not 0
+    assert not run.agrees("block_size", 16, None, head)
+
+
+def test_kvfit_passes_and_an_empty_planner_fails(capsys):
+    run = _module("conformance_run")
+    # every 60th point of the file, through the real protocol (a subprocess reading stdin);
+    # the record tests (test_vllm_kv_record.py, test_sglang_kv_record.py) check every point
+    assert run.main(["--every", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "vllm: 75/75 points pass" in out and "sglang: 39/39 points pass" in out
+    silent = f"{shlex.quote(sys.executable)} -c 'import sys; sys.stdin.read()'"
+    assert run.main(["--every", "600", "--planner", silent]) == 1
+    out = capsys.readouterr().out
+    assert "vllm: 0/8 points pass" in out and "sglang: 0/4 points pass" in out
