@@ -38,22 +38,32 @@ class KvfitError(Exception):
                 "fields": [safe(f) for f in self.fields]}
 
 
-class UsageError(KvfitError):
-    """Bad flags, bad TOML preset, bad values on the command line."""
+class BadInput(KvfitError):
+    """The question is wrong: bad flags, keywords, values, presets or checkpoint configs."""
+
+    kind = "bad input"
+
+
+class UsageError(BadInput):
+    """Bad flags, bad TOML preset, bad values on the command line (or API keywords)."""
 
     kind = "usage error"
 
 
-class ConfigError(KvfitError):
+class ConfigError(BadInput):
     """A checkpoint's config or metadata is malformed or inconsistent."""
 
     kind = "config error"
 
 
-class UnsupportedArchitecture(KvfitError):
+class Unsupported(KvfitError):
     """No checked spec covers this checkpoint (fail closed)."""
 
     kind = "unsupported architecture"
+
+
+class UnsupportedArchitecture(Unsupported):
+    """No checked spec covers this checkpoint (the name the planner raises)."""
 
 
 class HubError(KvfitError):

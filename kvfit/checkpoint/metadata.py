@@ -6,6 +6,7 @@ object, so a new source plugs in by building one.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 
@@ -51,6 +52,7 @@ class Metadata:
 
 _ONCE: dict = {}     # (id(config), id(quant_config), key) -> (config, quant_config, value)
 _ONCE_KEEP = 256
+_ONCE_LOCK = threading.Lock()
 
 
 def once(meta: Metadata, key: tuple, produce):
@@ -66,7 +68,8 @@ def once(meta: Metadata, key: tuple, produce):
     if hit is not None and hit[0] is meta.config and hit[1] is meta.quant_config:
         return hit[2]
     value = produce()
-    while len(_ONCE) >= _ONCE_KEEP:
-        del _ONCE[next(iter(_ONCE))]
-    _ONCE[k] = (meta.config, meta.quant_config, value)
+    with _ONCE_LOCK:  # plans run from threads too (the API, the web page, the MCP server)
+        while len(_ONCE) >= _ONCE_KEEP:
+            del _ONCE[next(iter(_ONCE))]
+        _ONCE[k] = (meta.config, meta.quant_config, value)
     return value

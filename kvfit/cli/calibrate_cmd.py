@@ -9,10 +9,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..api.preset import load_preset
 from ..calibrate import config, deploy, points, procs, qualify, report, sweep, text
 from ..calibrate.bench import Session, command, point_values
 from ..errors import KvfitError, UsageError
-from .preset import load_preset
 
 EPILOG = """\
 exit codes:

@@ -1,4 +1,5 @@
-"""`kvfit explain-log FILE`: predicted vs printed for a vLLM or SGLang start-up log."""
+"""`kvfit explain-log FILE`: predicted vs printed for a vLLM or SGLang start-up log (the question
+and its parser: kvfit.api.explain; here the file reading, help and rendering)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..api.explain import MAX_LOG_BYTES
 from ..errors import UsageError
 
 EPILOG = """\
@@ -23,40 +25,11 @@ example:
 """
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse with kvfit's one-paragraph usage errors (exit 2)."""
-
-    def error(self, message):
-        raise UsageError(message, hint=f"See `{self.prog} --help`.")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    """The explain-log parser."""
-    from ..engines import engine_args
-    from ..numbers import flag
-    from .plan_args import Formatter, add_offline
+    """The explain-log parser (kvfit.api.explain) with its help's epilog."""
+    from ..api.explain import build_parser as options
 
-    p = Parser(prog="kvfit explain-log", formatter_class=Formatter,
-               epilog=EPILOG, description="Compare a vLLM or SGLang start-up log with kvfit's "
-               "prediction for the same model, version and flags.")
-    p.add_argument("log", help="start-up log file ('-' reads standard input)")
-    p.add_argument("--model-dir", help="checkpoint folder with the model's config.json")
-    p.add_argument("--config", help="the model's config.json (instead of --model-dir)")
-    p.add_argument("--engine-version", help="engine version when the log does not state it")
-    p.add_argument("--tp", type=flag("tp"), help="tensor-parallel size when the log does not state it")
-    p.add_argument("--hardware", help="accelerator preset (h100-80, ...) for the GPU total when "
-                   "the log does not print it")
-    p.add_argument("--weight-gib", type=flag("weight_gib"), help="checkpoint weight GiB (whole model) when "
-                   "the log prints no loaded weights")
-    p.add_argument("--predict-weights", action="store_true",
-                   help="predict the loaded weights too (checkpoint bytes, else the labelled "
-                   "estimate from config shapes) even when the log prints them, so the whole "
-                   "chain is checked, not only the KV rules")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    add_offline(p, "explain-log reads local files only; accepted so that every kvfit command "
-                "takes it")
-    engine_args(p, with_engine=False)
-    return p
+    return options(EPILOG)
 
 
 def _fmt(value, unit: str) -> str:
@@ -93,7 +66,6 @@ def render(result: dict) -> str:
     return head + "\n" + "\n".join(lines) + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
 
-MAX_LOG_BYTES = 256 << 20       # a start-up log is kilobytes to a few megabytes
 _CHUNK_BYTES = 4 << 20
 
 
@@ -165,24 +137,15 @@ def _stream(stream, name: str):
 
 def run(argv: list[str]) -> int:
     """Entry for `kvfit explain-log ARGS`; returns the exit code (errors raise KvfitError)."""
-    from ..engines import pop_engine_args
-    from ..engines.explain import explain
+    from ..api.explain import answer
 
     ns = vars(build_parser().parse_args(argv))
-    opts = pop_engine_args(ns)
-    ns.pop("offline", None)                  # explain-log never contacts the Hub
-    text = _log_chunks(ns["log"])
-    model = ns["model_dir"] or ns["config"]
-    result = explain(text, model_dir=model, engine_version=ns["engine_version"], tp=ns["tp"],
-                     hardware=ns["hardware"], weight_gib=ns["weight_gib"],
-                     flags=opts["flags"], overrides=opts["overrides"],
-                     log_weights=not ns["predict_weights"])
+    result = answer(ns, lambda: _log_chunks(ns["log"]))
     if ns["json"]:
-        result.pop("prediction")
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")
     else:
-        sys.stdout.write(render(result))
-    return 0
+        sys.stdout.write(render(result.to_json()))
+    return result.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,6 @@ import sys
 from collections.abc import Callable
 
 from ..errors import KvfitError
-from .request import planned, request_from, verdict_code
 
 # name -> (module, its entry `run(argv) -> exit code`, its parser builder). main() dispatches
 # through this table and the man page (kvfit/cli/manpage.py) documents every entry from its
@@ -19,6 +18,8 @@ SUBCOMMANDS = {
     "audit": ("kvfit.cli.audit_cmd", "run", "build_parser"),
     "fit": ("kvfit.cli.fit_cmd", "run", "parser"),
     "catalog": ("kvfit.cli.catalog_cmd", "run", "parser"),
+    "mcp": ("kvfit.cli.mcp_cmd", "run", "parser"),
+    "serve": ("kvfit.cli.serve_cmd", "run", "parser"),
 }
 
 
@@ -33,10 +34,8 @@ def subcommand(name: str, part: str):
 def _list_hardware(as_json: bool) -> int:
     import json
 
-    from ..hardware.presets import accelerators
-    accs = sorted({a.id: a for a in accelerators().values()}.values(), key=lambda a: a.id)
-    rows = [{"id": a.id, "name": a.name, "aliases": list(a.aliases), "nominal_gib": a.nominal_gib,
-             "visible_mib": a.visible_mib, "unified": a.unified} for a in accs]
+    from ..api import list_hardware
+    rows = list_hardware().to_json()
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -49,8 +48,8 @@ def _list_hardware(as_json: bool) -> int:
 def _list_systems(as_json: bool) -> int:
     import json
 
-    from ..planner.systems import listing
-    rows = listing()
+    from ..api import list_systems
+    rows = list_systems().to_json()
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -84,10 +83,8 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
                              "engine for one plan.", hint="Tune the cell you want to serve.")
         from .sweep_cmd import run_sweep
         return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
-    req = request_from(ns)
-    from ..planner.build import plan
-    req.hub_started = started
-    report = planned(req, lambda: plan(req))
+    from ..api import outcome, plan_request
+    req, report = plan_request(ns, started)
     if req.json:
         from ..report.jsonout import render_json
         sys.stdout.write(render_json(report.to_json()))
@@ -96,12 +93,9 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
         from ..textsafe import escape_controls
         text = render_text(report, verbose=verbose)
         sys.stdout.write(escape_controls(text))   # config text may hold escapes
-    code = verdict_code(report)
-    if report.engine_check:
-        from ..preflight import exit_code
-        code, note = exit_code(report.engine_check, code)
-        if note:
-            print(note, file=sys.stderr)
+    code, note = outcome(report)
+    if note:
+        print(note, file=sys.stderr)
     return code
 
 
@@ -139,7 +133,7 @@ def _json_errors(argv: list[str]) -> bool:
         return True
     if argv and argv[0] in SUBCOMMANDS:
         return False
-    from .preset import wants_json
+    from ..api.preset import wants_json
     return wants_json(argv)
 
 

@@ -11,28 +11,15 @@ import sys
 
 
 def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
-    from ..planner import sweep
-    from .request import planned, request_from, verdict_code
-
     target = None
     if plot is not None:
         from ..report.plot import check_target
         target = check_target(plot)
-    flags = set(ns)
-    req = request_from(ns)
-    axes = sweep.parse_axes(specs, flags, vars(req)) if specs else []
-    if axes:
-        report = planned(req, lambda: sweep.run(req, axes))
-        cells, code = report.sweep.cells, report.sweep.exit_code
-    else:
-        from ..planner.build import plan
-        report = planned(req, lambda: plan(req))
-        cells, code = [sweep.cell_result(report, {})], verdict_code(report)
-        if report.engine_check:
-            from ..preflight import exit_code
-            code, note = exit_code(report.engine_check, code)
-            if note:
-                print(note, file=sys.stderr)
+    from ..api import outcome, sweep_request
+    req, report, cells = sweep_request(ns, specs)
+    code, note = outcome(report)
+    if note:
+        print(note, file=sys.stderr)
     if target is not None:
         from ..report.plot import write_plot
         write_plot(*target, report, cells, report.sweep.axes if report.sweep else ())
@@ -41,7 +28,7 @@ def run_sweep(ns: dict, specs: list[str], plot: str | None) -> int:
         sys.stdout.write(render_json(report.to_json()))
     else:
         from ..textsafe import escape_controls
-        if axes:
+        if report.sweep:
             from ..report.sweep_text import render_sweep_text
             text = render_sweep_text(report)
         else:
