@@ -155,6 +155,7 @@ FIELDS = {
     "active_sequences_per_user": ("--active-sequences-per-user", int, 1, 1_000_000),
     "engine_tp": ("--engine-tp", int, 1, 1_000_000),
     "utilization": ("--utilization", float, 0.0, 1.0, True),
+    "tune_max_utilization": ("--tune-max-utilization", float, 0.0, 1.0, True),
     "runtime_reserve_gib": ("--runtime-reserve-gib", float, 0.0, 100_000.0, False, True),
     "device_memory_gib": ("--device-memory-gib", float, 0.0, 100_000.0, True),
     "weight_gib": ("--weight-gib", float, 0.0, 1e6, True, True),

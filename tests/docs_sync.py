@@ -47,6 +47,8 @@ NOT_RUN = {
         "measures a running vLLM server; the --dry-run of the same preset runs",
     "uv run kvfit-calibrate deployment.toml --output calibration.json":
         "measures a running vLLM server; the --dry-run of the same preset runs",
+    "uv run --extra web kvfit serve --offline":
+        "serves until stopped; tests/web/test_serve_cmd.py starts it and reads its address",
 }
 # Exit codes other than 0 that a command may give here, and why.
 EXIT = {

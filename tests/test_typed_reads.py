@@ -91,6 +91,8 @@ EXTERNAL_IN = {
     ("engines/vllm_blocks.py", "row"): "an engine spec's block-size rows (YAML)",
     ("engines/vllm_blocks.py", "rows"): "an engine spec's block-size rows (YAML)",
     ("engines/logparse.py", "flags"): "flags parsed from an engine log",
+    ("engines/vllm_engine.py", "BoolOp"): "`(rules.values.get(...) or {})`: an engine spec rule (YAML)",
+    ("engines/vllm_engine.py", "attention_block"): "the block-size rule an engine spec names (YAML)",
 }
 # Not typed yet: reads of the engine's prediction while the engine module writes it (the
 # JSON-ready dict kvfit.planner.capacity types as EnginePrediction where it receives it:

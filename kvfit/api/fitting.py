@@ -45,6 +45,12 @@ def parser(epilog: str | None = None) -> Parser:
                    "pool (as `kvfit MODEL --engine E`)")
     p.add_argument("--utilization", type=field_flag("utilization"),
                    help="fraction of each GPU's memory to budget")
+    p.add_argument("--tune", action="store_true", help="with --engine: plan every checkpoint "
+                   "with the engine settings that hold the most (as `kvfit MODEL --tune`); rows "
+                   "then give the tuned verdict, sequences and the settings changed")
+    p.add_argument("--tune-max-utilization", type=field_flag("tune_max_utilization"),
+                   metavar="U", help="highest memory fraction --tune may choose (default: the "
+                   "engine's own default)")
     p.add_argument("--family", action="append", metavar="F", help="only catalog checkpoints "
                    "of this organisation or model_type (e.g. Qwen, nvidia, qwen3, deepseek_v3; "
                    "any letter case; repeatable)")
@@ -75,6 +81,10 @@ def plan_flags(ns: argparse.Namespace, hardware: str | None) -> list[str]:
         value = getattr(ns, name)
         if value is not None:
             flags += [flag, str(value)]
+    if getattr(ns, "tune", False):
+        flags.append("--tune")
+    if getattr(ns, "tune_max_utilization", None) is not None:
+        flags += ["--tune-max-utilization", str(ns.tune_max_utilization)]
     return flags
 
 
@@ -88,6 +98,8 @@ def _check_target(flags: list[str]) -> None:
 
     req = request_from(vars(PLAN.parser().parse_args(["target", *flags])))
     check_request(req)                  # the single plan's own checks, with its words
+    from ..planner.tune import check as check_tune
+    check_tune(req)
     topo = from_request(req)
     if topo is None:
         raise UsageError("kvfit fit needs the hardware to plan on: --hardware ID|auto "

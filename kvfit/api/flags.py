@@ -140,6 +140,14 @@ def build_parser(epilog=None) -> argparse.ArgumentParser:
                    "sequences and verdict per layout, the recommended layout); --json adds a "
                    "`sweep` object. Exit 0 every cell meets the target, 1 some cell does not, "
                    "5 some cell could not be judged (and none failed)")
+    q.add_argument("--tune", action="store_true", help="with --engine: search the engine's "
+                   "settings (batched tokens / chunked prefill, max sequences, block or page "
+                   "size, prefix caching, speculative tokens, memory fraction) for the one that "
+                   "holds the target with the most headroom; prints what each costs and the "
+                   "launch command")
+    q.add_argument("--tune-max-utilization", type=flag("tune_max_utilization"), metavar="U",
+                   help="highest memory fraction --tune may choose (default: the engine's own "
+                   "default, never raised)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="machine-readable report "
                    "(schemas/report.schema.json)")

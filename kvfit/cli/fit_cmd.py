@@ -14,7 +14,9 @@ catalog's pinned metadata, never the Hub), so any row can be checked with a sing
 command line is printed under the table. Rows that fit are listed best first (most resident
 sequences, then the smaller weights); those that do not fit, cannot be judged (weights
 unknown) or are refused (unsupported architecture, context over the declared maximum, ...)
-are counted, and --all lists them with their one-line reason.
+are counted, and --all lists them with their one-line reason. With --tune (and --engine)
+each checkpoint is planned with the engine settings that hold the most: a row's verdict,
+sequences and layout are the tuned ones, and it names the settings that changed.
 
 exit codes: 0 at least one checkpoint fits; 1 none fits; 2 bad input.
 
@@ -22,6 +24,7 @@ examples:
   kvfit fit --hardware dgx-spark --context 128k
   kvfit fit --hardware rtx-5090-32 --gpus 2 --context 32k --users 4 --family qwen3
   kvfit fit --system dgx-h100 --context 128k --kv-dtype fp8 --engine vllm --json
+  kvfit fit --hardware h100-80 --gpus 8 --context 32k --engine vllm --tune --family deepseek_v4
   kvfit fit --hardware auto --context 64k ./my-checkpoint   (the local GPUs, and a folder)
 """
 

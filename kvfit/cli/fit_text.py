@@ -35,15 +35,27 @@ def _sibling(name: str, seen: dict[str, dict]) -> str:
         f"{name} ({row['status']})"
 
 
+def _changed(row: dict) -> str:
+    """The settings --tune changed (its launch command carries them), or the defaults."""
+    out = []
+    for c in row["tune"]["changed"]:
+        value = c["value"]
+        out.append(c["flag"] if value is True else "--no-" + c["flag"][2:] if value is False
+                   else f"{c['flag']} {value}")
+    return " ".join(out) or "the defaults"
+
+
 def _table(rows: list[dict], seen: dict[str, dict]) -> list[str]:
     width = max([len(r["model"]) for r in rows] + [10])
+    tuned = any("tune" in r for r in rows)
     lines = [f"  {'checkpoint':<{width}}  {'max seqs':>8}  {'layout':<13}  {'weights':<22}  "
-             "quantized siblings (their max seqs)"]
+             + ("tuned settings" if tuned else "quantized siblings (their max seqs)")]
     for r in rows:
         layout = (r["recommended"] or {}).get("label", "-")
-        sib = ", ".join(_sibling(s, seen) for s in r["siblings"]) or "-"
+        last = _changed(r) if tuned else (", ".join(_sibling(s, seen) for s in r["siblings"])
+                                          or "-")
         lines.append(f"  {r['model']:<{width}}  {r['max_sequences']:>8,}  {layout:<13}  "
-                     f"{_weights(r):<22}  {sib}")
+                     f"{_weights(r):<22}  {last}")
     return lines
 
 

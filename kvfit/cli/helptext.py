@@ -62,6 +62,8 @@ EXAMPLES = (
     Example("Qwen/Qwen3-32B --hardware h100-80 --context 32k --concurrent-users 40 --min-gpus"),
     Example("Qwen/Qwen3-32B --hardware h100-80 --context 32k --engine vllm --print-command vllm",
             "vLLM's own pool, and its launch command"),
+    Example("deepseek-ai/DeepSeek-V4-Flash --offline --hardware h100-80 --gpus 8 --context 32k "
+            "--engine vllm --tune", "the vLLM settings that hold the most, and their command"),
     Example("meta-llama/Llama-3.3-70B-Instruct --offline --hardware h100-80 --gpus 4 --pp 2 "
             "--context 32k --engine vllm", "TP x PP x DP layouts: each pipeline stage's weights "
             "and KV; the fullest stage binds"),

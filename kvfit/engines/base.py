@@ -47,6 +47,77 @@ class DpaProfile:
         return tp, flags
 
 
+@dataclass(frozen=True, slots=True)
+class TuneFacts:
+    """What an engine needs to name its tunable settings for one plan (`--tune`).
+
+    inputs: the prediction inputs (kvfit.engines.common.Inputs) of the plan's first layout,
+    for the engine's own defaults (GPU tier, block, page); speculative: the speculative tokens
+    the user asked for (0: none asked, so none offered); utilization_cap:
+    --tune-max-utilization (None: the engine's default memory setting, never raised);
+    stated: the engine flags the user gave (held, not searched); tp_sizes: the TP sizes of the
+    plan's layouts."""
+
+    inputs: object
+    speculative: int
+    utilization_cap: float | None
+    stated: frozenset
+    tp_sizes: tuple[int, ...] = (1,)
+
+
+@dataclass(frozen=True, slots=True)
+class Tunable:
+    """One engine setting `--tune` searches: its flag (`key` in the engine's flags, `spelling`
+    on its command line), the engine's default (`default`, shown as `default_text`; None in
+    `candidates` leaves the flag unset), the values to try in the engine's order of preference,
+    and what moving away from the default costs besides memory (`tradeoff`, a warning; empty
+    when nothing). key "utilization" is the memory fraction: the engine's utilization_flag, or
+    the plan's utilization when it has none."""
+
+    key: str
+    spelling: str
+    label: str
+    default: object
+    default_text: str
+    candidates: tuple
+    rule: str
+    tradeoff: str = ""
+    context: bool = False       # the setting is max_model_len: its default is judged by refusal
+    texts: tuple = ()           # (value, how it reads) where the value alone misleads
+
+
+def halvings(top: int, floor: int) -> tuple[int, ...]:
+    """top, top / 2, ... while at least `floor` (whole numbers)."""
+    out = []
+    while top >= floor and top > 0:
+        out.append(top)
+        top //= 2
+    return tuple(out)
+
+
+def memory_tunable(key: str, spelling: str, default, default_text: str, cap: float | None,
+                   rule: str) -> Tunable:
+    """The memory fraction: held at the engine's default unless the user set a cap; with a cap
+    the default is tried only when it stays under it (never raised silently)."""
+    if cap is None:
+        values: tuple = (None,)
+    elif default is not None and default <= cap:
+        values = (None, cap) if cap > default else (None,)
+    else:
+        values = (cap,)
+    return Tunable(key, spelling, "memory fraction", default, default_text, values,
+                   rule + ("" if cap is None else f"; capped at --tune-max-utilization {cap:g}"))
+
+
+def speculative_tunable(asked: int) -> Tunable:
+    """Speculative tokens from the asked number down to 1 (never added, never raised)."""
+    return Tunable("num_speculative_tokens", "--num-speculative-tokens", "speculative tokens",
+                   asked, f"{asked} (asked)", tuple(range(asked, 0, -1)),
+                   "the user's speculation (--mtp / --num-speculative-tokens), fewer tried: each "
+                   "draft token holds state per request",
+                   "fewer speculative tokens per step: less speculative speed-up")
+
+
 class Engine(ABC):
     """One serving engine. `id` is its spec's id (specs/engines/<id>.yaml), `title` its name
     in sentences ("vLLM")."""
@@ -111,6 +182,11 @@ class Engine(ABC):
     def check_pipeline(self, pp: int, mtp: bool) -> None:
         """Raise UsageError for a pipeline request kvfit does not model for this engine."""
         return None
+
+    def tunable_settings(self, rules, facts: TuneFacts) -> tuple[Tunable, ...]:
+        """The settings `--tune` searches for this engine and plan, each with its candidate
+        values in the engine's order; none by default."""
+        return ()
 
     # -- spellings and launch ------------------------------------------------------------
     def kv_spelling(self, rules, kvfit_dtype: str | None) -> str:

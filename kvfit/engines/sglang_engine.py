@@ -4,7 +4,7 @@ spellings stay in specs/engines/sglang.yaml."""
 
 from __future__ import annotations
 
-from .base import DpaProfile, Engine
+from .base import DpaProfile, Engine, Tunable, TuneFacts, halvings, memory_tunable, speculative_tunable
 
 
 class Sglang(Engine):
@@ -53,6 +53,70 @@ class Sglang(Engine):
 
     def budget_utilization(self, rules) -> tuple[float | None, str]:
         return None, "kvfit default; SGLang sizes its pool by its own --mem-fraction-static rule"
+
+    def tunable_settings(self, rules, facts: TuneFacts) -> tuple[Tunable, ...]:
+        """Chunked prefill: the GPU tier's size halved down to the smallest tier's, and
+        max_running_requests: the tier's decode batch halved down to 32 (both shrink SGLang's
+        reserve before --mem-fraction-static, capacity_tiers, arg_groups/memory_hook.py:89-180,
+        296-322; without the radix cache the running cap is also the recurrent slot count);
+        page size 1 or 64 where no backend or architecture fixes it; the radix cache on / off
+        for recurrent state only; speculative tokens from the asked number down to 1; the
+        memory fraction up to the user's cap; context_length = the context."""
+        from .common import MIB
+        from .sglang import _page, _tier
+        from .sglang_dsv4 import rule as dsv4_rule
+
+        inp, held = facts.inputs, facts.stated
+        tiers = rules.values["capacity_tiers"]["value"]
+        tier = _tier(rules, inp.visible_bytes // MIB)
+        tier_rule = rules.basis("capacity_tiers")
+        out = [Tunable("context_length", "--context-length", "context length", inp.max_context,
+                       "the declared maximum" if inp.max_context else "the model's",
+                       (inp.context,), "the context the target needs (srt/configs/"
+                       "model_config.py: a longer one than declared is refused)", context=True)]
+        if "chunked_prefill_size" not in held and "mem_fraction_static" not in held:
+            chunk, floor = tier["chunked_prefill_size"], min(t["chunked_prefill_size"]
+                                                              for t in tiers)
+            out.append(Tunable(
+                "chunked_prefill_size", "--chunked-prefill-size", "chunked prefill size", chunk,
+                f"{chunk:,}", (None, *halvings(chunk, floor)[1:]),
+                f"{tier_rule}: the GPU's tier, halved down to the smallest tier's {floor:,}; "
+                "SGLang reserves activation memory per chunk token before its static fraction",
+                "a smaller prefill chunk prefills long prompts in more steps (slower time to "
+                "first token)"))
+        if "max_running_requests" not in held:
+            top = max(tier["max_bs_tp4"] if tp >= 4 else tier["max_bs"]
+                      for tp in facts.tp_sizes)
+            out.append(Tunable(
+                "max_running_requests", "--max-running-requests", "max running requests",
+                None, "sized from the pool", (None, *halvings(top, 32)),
+                f"{tier_rule}: the tier's decode batch ({top}) halved down to 32; the decode "
+                "CUDA graphs SGLang reserves for grow with it (memory_hook.py:296-322)",
+                "fewer max running requests caps how many requests run in one batch"))
+        page, page_rule = _page(rules, {}, inp)
+        if "page_size" not in held and "attention_backend" not in held and \
+                page_rule == rules.basis("page_size_default") and not dsv4_rule(rules, inp):
+            out.append(Tunable(
+                "page_size", "--page-size", "page size", page, f"{page}",
+                (None, *(p for p in (16, 64) if p > page)), f"{page_rule}; larger pages only "
+                "cost (a request's last page is partly empty)",
+                "a larger page wastes more of each request's last page"))
+        if inp.recurrent and "disable_radix_cache" not in held:
+            out.append(Tunable(
+                "disable_radix_cache", "--disable-radix-cache", "radix (prefix) cache", False,
+                "on", (None, True), f"{rules.basis('mamba_slots_per_request')}: "
+                f"{rules['mamba_slots_per_request']} recurrent slots per running request with "
+                f"the radix cache, {rules['mamba_slots_no_radix']} without "
+                "(rule mamba_slots_no_radix)",
+                "without the radix cache repeated prompt prefixes are recomputed (no cache "
+                "hits)", texts=((False, "on"), (True, "off"))))
+        if facts.speculative:
+            out.append(speculative_tunable(facts.speculative))
+        if not held & {"utilization", "mem_fraction_static"}:
+            out.append(memory_tunable("utilization", "--mem-fraction-static", None,
+                                      "SGLang's rule", facts.utilization_cap,
+                                      rules.basis("mem_fraction_rule")))
+        return tuple(out)
 
     def memory_parts(self, e: dict, hw: dict) -> dict | None:
         """total = the device memory; state = the token pool; engine overheads = the static

@@ -305,8 +305,8 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     out["blocks_per_request"] = num(blocks, "engine rule vllm/v1/core/kv_cache_utils.py:1061-1093"
                                     " (sum over groups)")
     out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
-    out["refusal"] = block_refusal or refusal(rules, mem, grouping, blocks, L,
-                                              (mnbt, dcp, spec, align, inp))
+    out["refusal"] = block_refusal or _batch_refusal(mnbt, seqs) or refusal(
+        rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
     out["warnings"] = [_COMPRESSED] if grouping.kind != "packed" and any(
         p.family == "compressed" for p in pages) else []
     if pipeline is not None:
@@ -343,6 +343,16 @@ def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) 
             "capacity_over_len": num(round(pool_tokens / L, 4), "derived: attention_token_capacity"
                                      " / max_model_len (a tokens-per-request estimate)"),
             "log_lines": lines}
+
+
+def _batch_refusal(mnbt: int, seqs: int) -> dict | None:
+    """vLLM refuses a step budget smaller than the running-request cap."""
+    if mnbt >= seqs:
+        return None
+    return {"reason": f"max_num_batched_tokens ({mnbt}) must be greater than or equal to "
+                      f"max_num_seqs ({seqs}).",
+            "rule": "engine rule vllm/config/scheduler.py (SchedulerConfig.verify_max_model_len "
+                    "raises when max_num_batched_tokens < max_num_seqs)"}
 
 
 def _indexer_refusal(rules, inp) -> dict | None:

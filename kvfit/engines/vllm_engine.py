@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import DpaProfile, Engine
+from .base import DpaProfile, Engine, Tunable, TuneFacts, halvings, memory_tunable, speculative_tunable
 
 MAIN = "from vllm.entrypoints.cli.main import main; main()"
 INDEXER_DTYPES = ("bf16", "fp8", "mxfp4", "nvfp4")   # vllm/config/attention.py:93-98
@@ -63,6 +63,73 @@ class Vllm(Engine):
 
     def budget_utilization(self, rules) -> tuple[float | None, str]:
         return rules["gpu_memory_utilization"], rules.basis("gpu_memory_utilization")
+
+    def tunable_settings(self, rules, facts: TuneFacts) -> tuple[Tunable, ...]:
+        """Batched tokens: the GPU tier's default halved down to the smallest tier's default
+        (batch_default_tiers, vllm/engine/arg_utils.py:2940-3039); max_num_seqs: likewise;
+        block size: FlashAttention's multiples of 16 for plain attention only (MLA backends,
+        DeepSeek-V4's own blocks and hybrid alignment fix it); prefix caching on / off for
+        recurrent state only; speculative tokens from the asked number down to 1; the memory
+        fraction up to the user's cap; max_model_len = the context."""
+        from .packed import own_blocks
+        from .pages import layer_pages
+        from .vllm import _mm_prefix_floor, batch_defaults
+        from .vllm_blocks import attention_block
+
+        inp, held = facts.inputs, facts.stated
+        seqs, mnbt, why = batch_defaults(rules, inp)
+        mnbt, why = _mm_prefix_floor(rules, inp, mnbt, why)
+        item = _mm_prefix_floor(rules, inp, 0, "")[0]      # one multimodal item fits a step
+        tiers = (rules.values.get("batch_default_tiers") or {}).get("value") or [
+            {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt}]
+        out = [Tunable("max_model_len", "--max-model-len", "max model len", inp.max_context,
+                       "the declared maximum" if inp.max_context else "the model's",
+                       (inp.context,), "the context the target needs (vllm/config/model.py "
+                       "_get_and_verify_max_len: a longer one must still fit one request)",
+                       context=True)]
+        if "max_num_batched_tokens" not in held:
+            floor = max(item, min(t["max_num_batched_tokens"] for t in tiers))
+            out.append(Tunable(
+                "max_num_batched_tokens", "--max-num-batched-tokens", "batched tokens", mnbt,
+                f"{mnbt:,}", (None, *halvings(mnbt, floor)[1:]),
+                f"{why}; halved down to the smallest tier's {floor:,}; sliding-window and "
+                "compressor layers reserve 2 x this per request (vllm/config/vllm.py:588-609, "
+                "v1/kv_cache_interface.py:918-955)",
+                "a smaller batched-token budget prefills long prompts in more steps (slower "
+                "time to first token)"))
+        if "max_num_seqs" not in held:
+            floor = min(t["max_num_seqs"] for t in tiers)
+            out.append(Tunable(
+                "max_num_seqs", "--max-num-seqs", "max sequences", seqs, f"{seqs:,}",
+                (None, *halvings(seqs, floor)[1:]), f"{why}; halved down to the smallest "
+                f"tier's {floor:,} (fewer CUDA-graph sizes and sampler rows)",
+                "fewer max sequences caps how many requests run in one batch"))
+        pages = layer_pages(inp.components, inp.tp)
+        plain = {p.family for p in pages} <= {"full", "sliding", "chunked"}
+        if "block_size" not in held and plain and not (inp.latent or own_blocks(pages)):
+            bs = attention_block(rules, inp)["value"]
+            out.append(Tunable(
+                "block_size", "--block-size", "block size", bs, f"{bs}",
+                (None, *(b for b in (16, 32, 64) if b > bs and b % bs == 0)),
+                f"{rules.basis('default_block_size')}; larger multiples of 16 (FlashAttention "
+                "blocks) only cost: a request's last block is partly empty",
+                "a larger block wastes more of each request's last block"))
+        if inp.recurrent and "enable_prefix_caching" not in held:
+            on = rules["prefix_caching_default"]
+            out.append(Tunable(
+                "enable_prefix_caching", "--enable-prefix-caching", "prefix caching", on,
+                "on" if on else "off", (None, not on),
+                f"{rules.basis('prefix_caching_default')}; on, recurrent layers keep align-mode "
+                "state blocks per request (vllm/platforms/interface.py:1114-1115)",
+                "without prefix caching repeated prompt prefixes are recomputed (no cache hits)"))
+        if facts.speculative:
+            out.append(speculative_tunable(facts.speculative))
+        if not held & {"utilization", self.utilization_flag}:
+            u = rules["gpu_memory_utilization"]
+            out.append(memory_tunable("utilization", "--gpu-memory-utilization", u, f"{u:g}",
+                                      facts.utilization_cap,
+                                      rules.basis("gpu_memory_utilization")))
+        return tuple(out)
 
     def pool_stated(self, flags: dict) -> bool:
         """--kv-cache-memory-bytes sizes the pool from the stated bytes (gpu_worker.py:753-757

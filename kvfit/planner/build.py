@@ -338,6 +338,8 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
     check_request(req)                 # the plan's numbers, then --check-engine, before any work
+    from .tune import check as check_tune
+    check_tune(req)
     check = engine_check(req)
     warnings: list[str] = []
     from ..hardware.presets import alias_note
@@ -372,6 +374,9 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     if req.print_command:
         from .launch import launch_command
         out = replace(out, engine_command=launch_command(req, m, out))
+    if req.tune:
+        from .tune import run as tune
+        out = replace(out, tune=tune(req, m, out, asked))
     if out.fits is False and req.suggest and out.hardware:
         from .suggest import suggestions
         out = replace(out, suggestions=suggestions(req, m, out, plan, asked))

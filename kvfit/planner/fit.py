@@ -52,21 +52,43 @@ def _reason(report, status: str, layout) -> str:
 
 
 def row_of(cand: Candidate, report, code: int) -> dict:
-    """The fit row of one finished plan (its exit code as a single plan would return it)."""
+    """The fit row of one finished plan (its exit code as a single plan would return it); with
+    --tune, the tuned settings' answer."""
     status = {0: FITS, 1: DOES_NOT_FIT}.get(code, NOT_JUDGED)
     best, rec = report.chosen, report.recommended
     short = None
     if rec:
         short = {k: v for k, v in (("id", rec.id), ("label", rec.label), ("tp", rec.tp),
                                    ("dp", rec.dp), ("placement", rec.placement)) if v is not ABSENT}
-    return {"model": cand.model, "origin": cand.origin, "status": status, "exit_code": code,
-            "reason": _reason(report, status, best),
-            "max_sequences": rec.max_sequences if rec else None,
-            "max_users": (best.max_users or None) if best else None,
-            "recommended": short,
-            "weights": _weights(report), "siblings": list(cand.siblings),
-            "revision": report.model.revision,
-            "architecture": report.architecture.id}
+    row = {"model": cand.model, "origin": cand.origin, "status": status, "exit_code": code,
+           "reason": _reason(report, status, best),
+           "max_sequences": rec.max_sequences if rec else None,
+           "max_users": (best.max_users or None) if best else None,
+           "recommended": short,
+           "weights": _weights(report), "siblings": list(cand.siblings),
+           "revision": report.model.revision,
+           "architecture": report.architecture.id}
+    return _tuned(row, report) if report.tune else row
+
+
+def _tuned(row: dict, report) -> dict:
+    """The row as the tuned settings answer it (--tune): their verdict, sequences and layout,
+    and the settings that changed with the launch command that carries them."""
+    t = report.tune
+    lay = next((x for x in report.layouts if x.id == t.layout_id), None)
+    per_user = report.target.active_sequences_per_user if report.target else 1
+    status = {True: FITS, False: DOES_NOT_FIT}.get(t.holds, NOT_JUDGED)
+    short = None if lay is None else {k: v for k, v in (
+        ("id", lay.id), ("label", lay.label), ("tp", lay.tp), ("dp", lay.dp),
+        ("placement", lay.placement)) if v is not ABSENT}
+    return row | {"status": status, "reason": _one_line(t.summary),
+                  "max_sequences": t.max_sequences, "recommended": short,
+                  "max_users": None if t.max_sequences is None else t.max_sequences // per_user,
+                  "tune": {"default_max_sequences": t.default_max_sequences,
+                           "changed": [{"flag": x.flag, "value": x.recommended,
+                                        "text": x.recommended_text}
+                                       for x in t.settings if x.changed],
+                           "launch": t.command.launch if t.command else None}}
 
 
 def refused_row(cand: Candidate, err: KvfitError) -> dict:

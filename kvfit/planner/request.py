@@ -33,6 +33,8 @@ class PlanRequest:
     start, so the whole run ends within it), or a function giving it (read when the Hub is
     first needed, so a local plan never imports the Hub's clock); None: from the first Hub
     request.
+    tune: search the engine's settings for the target (kvfit.planner.tune);
+    tune_max_utilization: the highest memory fraction it may choose (None: the engine's default).
     rope_scaling: the RoPE scaling the deployment serves with (kvfit.planner.rope), which raises
     the declared maximum context; rope_scaling_source: the flag or preset key that stated it.
     """
@@ -88,6 +90,8 @@ class PlanRequest:
     print_command: str | None = None
     engine_selected_by: str | None = None
     suggest: bool = True
+    tune: bool = False
+    tune_max_utilization: float | None = None
     detected: dict | None = None
     hub_started: float | Callable[[], float] | None = None
     explicit: set = field(default_factory=set)

@@ -399,3 +399,34 @@ class ConfigEstimate:
         return ("Weight bytes are an ESTIMATE from the config's tensor shapes (no weight files "
                 f"or index were available): {gib(self.bytes)}. Give the checkpoint, or "
                 "--weight-gib, for its real bytes.")
+
+
+def setting_text(value) -> str:
+    """An engine setting's value as the --tune table writes it (on/off, 8,192, 0.9)."""
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    return number(value) if isinstance(value, int) else f"{value:g}" \
+        if isinstance(value, float) else str(value)
+
+
+def tune_tradeoff(name: str, value: str, flag: str, default: str, tradeoff: str) -> str:
+    """The warning naming what a tuned setting gives up that is not memory."""
+    return f"{name} {value} ({flag}; default {default}): {tradeoff}."
+
+
+def tune_summary(best: int | None, at_defaults: int | None, required: int,
+                 label: str | None) -> str:
+    """The --tune answer in one sentence: what the best settings hold against the defaults."""
+    if best == 0:
+        text = ("no combination of these settings starts the engine with room for one "
+                "sequence (see the layouts' reasons)")
+    elif at_defaults is not None and best is not None and best == at_defaults:
+        text = f"the engine's defaults already hold the most: {count(best, 'resident sequence')}"
+    elif best is None:
+        return "no setting could be judged (the weights or the GPU memory are unknown)"
+    else:
+        text = (f"{count(best, 'resident sequence')} on {label}, {number(at_defaults)} with "
+                "the engine's defaults")
+    return f"{text}; the target needs {number(required)}"

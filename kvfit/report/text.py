@@ -274,6 +274,9 @@ def render_text(r: Report, verbose: bool = False) -> str:
     lines = _verdict(r) + search_lines(r)
     if r.layouts:
         lines += _layouts(r, verbose)
+    if r.tune:
+        from .tune_text import tune_lines
+        lines += tune_lines(r)
     lines += _suggestions(r)
     lines += _engine_check(r)
     lines += _state(r)
