@@ -135,18 +135,32 @@ def _flags(key: str, action: argparse.Action, value) -> list[str]:
 def _text(key: str, dest: str, value) -> str:
     if isinstance(value, bool):
         raise _kind(key, value, "a number or a string")
-    if isinstance(value, dict) and dest in JSON_OR_TEXT:
-        return json.dumps(value)
-    if isinstance(value, (str, int, float)):
-        return str(value)
+    try:
+        if isinstance(value, dict) and dest in JSON_OR_TEXT:
+            return json.dumps(value)
+        if isinstance(value, (str, int, float)):
+            return str(value)
+    except ValueError:               # an int past Python's int-string limit (4,300 digits)
+        raise UsageError(f"option {key}: {_shown(value)} is too large for any option.",
+                         fields=(key,)) from None
     raise _kind(key, value, "a number or a string")
 
 
-def _kind(key: str, value, want: str) -> UsageError:
+def _shown(value) -> str:
+    """The value as a message quotes it, even one holding an int too long to print."""
     from ..numbers import shown
 
+    if isinstance(value, int):
+        return shown(value, 80)
+    try:
+        return shown(repr(value), 80)
+    except ValueError:
+        return f"a {type(value).__name__} holding a number of thousands of digits"
+
+
+def _kind(key: str, value, want: str) -> UsageError:
     return UsageError(f"option {key} takes {want}, got {type(value).__name__} "
-                      f"{shown(repr(value), 80)}.", fields=(key,))
+                      f"{_shown(value)}.", fields=(key,))
 
 
 def text_of(value, what: str, name: str) -> str:
