@@ -249,6 +249,15 @@ def test_bad_bodies_are_one_paragraph(client, body, needle):
     assert needle in got.json()["error"]["message"]
 
 
+def test_a_json_number_past_the_int_string_limit_is_400_not_500(client):
+    # found by tests/fuzz's web_requests kind: json.loads raises ValueError (not
+    # JSONDecodeError) for an integer of over 4,300 digits, which was a 500
+    body = b'{"model": "Qwen/Qwen3-32B", "gpus": ' + b"9" * 5000 + b"}"
+    got = client.post("/api/plan", content=body, headers={"content-type": "application/json"})
+    assert got.status_code == 400, got.text[:300]
+    assert "not JSON" in got.json()["error"]["message"]
+
+
 def test_hostile_text_comes_back_as_json_text(client):
     model = "<img src=x onerror=alert(1)>\x1b[31m"
     got = client.get("/api/plan", params={"model": model, "hardware": "h100-80"})
