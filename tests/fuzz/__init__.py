@@ -6,7 +6,9 @@ generators.py and targets.py - and, through the plan path itself, mutated real c
 files, TOML presets (plan, [calibration] and audit files), architecture spec YAML, model
 references and benchmark result JSON - gen_plan.py, gen_refs.py and targets_plan.py - and
 command lines (plan flags, --sweep, --plot, kvfit fit, kvfit catalog), nvidia-smi output,
-NVML readings and whole explain-log files - gen_surfaces.py and targets_surfaces.py.
+NVML readings and whole explain-log files - gen_surfaces.py and targets_surfaces.py - and
+kvfit.plan / fit / sweep keyword options, the web app's requests and the MCP tools' arguments -
+gen_api.py and targets_api.py.
 The generators build one hostile case per (kind, seed, index); the targets feed it to the
 code that reads that kind of input; runner.py runs cases in a spawned worker with a per-case
 watchdog and a memory cap and classifies each outcome: answered, clean (a KvfitError: one

@@ -88,8 +88,10 @@ def _warm() -> None:
     import kvfit.engines.logparse  # noqa: F401
     import kvfit.hub.gguf_config  # noqa: F401
     import kvfit.hub.resolver  # noqa: F401
+    import kvfit.mcp_server.server  # noqa: F401
     import kvfit.planner.build  # noqa: F401
     import kvfit.report.text  # noqa: F401
+    import kvfit.web.app  # noqa: F401
 
     from . import targets  # noqa: F401
 

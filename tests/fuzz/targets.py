@@ -131,23 +131,24 @@ def hub_info(case: tuple[bytes, dict]) -> str:
 
 
 def make_case(kind: str, rng: random.Random):
-    from . import gen_plan, gen_refs, gen_surfaces
+    from . import gen_api, gen_plan, gen_refs, gen_surfaces
 
     if kind == "explain_log":
         return gen.explain_log_case(rng, LOG_FIXTURE.read_text().splitlines())
-    for module in (gen, gen_plan, gen_refs, gen_surfaces):
+    for module in (gen, gen_plan, gen_refs, gen_surfaces, gen_api):
         if hasattr(module, f"{kind}_case"):
             return getattr(module, f"{kind}_case")(rng)
     raise KeyError(kind)
 
 
 def _targets() -> dict:
+    from .targets_api import TARGETS as API_TARGETS
     from .targets_plan import TARGETS as PLAN_TARGETS
     from .targets_surfaces import TARGETS as SURFACE_TARGETS
 
     return {"gguf": gguf, "safetensors": safetensors, "expr": expr, "explain_log": explain_log,
             "metrics": metrics, "cache": cache, "hub_info": hub_info, **PLAN_TARGETS,
-            **SURFACE_TARGETS}
+            **SURFACE_TARGETS, **API_TARGETS}
 
 
 TARGETS = _targets()
