@@ -124,7 +124,9 @@ def candidates(ns: argparse.Namespace):
             ids = [r for r in ids if keys[r] & wanted]
             if not ids:
                 known = sorted(set().union(*keys.values()))
-                raise UsageError(f"--family {', '.join(ns.family)}: no catalog checkpoint has "
+                from ..numbers import shown
+                names = ", ".join(shown(f) for f in ns.family)
+                raise UsageError(f"--family {names}: no catalog checkpoint has "
                                  "that organisation or model_type.",
                                  hint=f"Known: {', '.join(known)}.")
         out += [Candidate(r, "catalog", tuple(siblings(r))) for r in ids]

@@ -45,8 +45,8 @@ def shown(path: Path) -> str:
     """The preset's path as messages show it: resolved, so a relative path cannot mislead."""
     try:
         return str(path.resolve())
-    except (OSError, RuntimeError):
-        return str(path)
+    except (OSError, RuntimeError, ValueError):     # ValueError: a NUL byte in the path
+        return repr(str(path))
 
 
 def key_lines(text: str) -> dict[str, int]:

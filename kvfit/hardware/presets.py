@@ -178,8 +178,9 @@ def find_system(text: str) -> System:
     table = systems()
     key = _lookup(text, table)
     if key is None:
+        from ..numbers import shown
         ids = ", ".join(sorted({s.id for s in table.values()}))
-        raise UsageError(f"unknown system '{text}'.{_did_you_mean(text, table)}",
+        raise UsageError(f"unknown system {shown(text)}.{_did_you_mean(text, table)}",
                          hint=f"Known systems: {ids}. `kvfit --list-systems` shows their "
                          "accelerators and scale-up domains.")
     return table[key]

@@ -13,6 +13,11 @@ def fit_answer(fit: Mapping) -> str:
     """`kvfit fit`'s answer in one paragraph, read from the JSON it prints: how many
     checkpoints fit and the best three."""
     t, counts = fit["target"], fit["counts"]
+    if t is None:                      # no checkpoint could be planned: each row says why
+        reasons = "; ".join(dict.fromkeys(str(row.get("reason")) for rows in fit["rows"].values()
+                                          for row in rows))
+        return escape_controls(f"None of {count(fit['planned'], 'checkpoint')} could be "
+                               f"planned: {reasons or 'no checkpoint matched'}.")
     hw = t["hardware"]
     where = (f"{number(hw['nodes'] or 1)} x {hw['system']}" if hw.get("system")
              else f"{number(hw['gpus'])} x {hw['id']}")

@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..numbers import shown
 
 EXAMPLE = '{"rope_type":"yarn","factor":4,"original_max_position_embeddings":32768}'
 RULE = "factor x original_max_position_embeddings (the original defaults to the declared maximum)"
@@ -49,8 +50,8 @@ def _json(text, flag: str):
         return text
     try:
         return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{flag} {text!r} is not valid JSON ({exc}).",
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{flag} {shown(text)} is not valid JSON ({exc}).",
                          hint=f"Write it as {flag} '{EXAMPLE}'.") from None
 
 
