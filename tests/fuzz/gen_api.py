@@ -107,7 +107,7 @@ def _query(rng: random.Random, opts: dict) -> str:
                       "model=%E2%80%AE", "x=" + "a" * 9000])
     if raw:
         pairs.insert(rng.randrange(len(pairs) + 1), raw)
-    return "&".join(pairs)
+    return "&".join(pairs)[:60_000]        # httpx (the test client) refuses a URL over 64 KiB
 
 
 ROUTES = ["/api/plan", "/api/plan", "/api/plan#post", "/api/sweep", "/api/command",
