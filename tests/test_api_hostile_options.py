@@ -51,3 +51,11 @@ def test_the_mcp_fit_answer_when_no_checkpoint_could_be_planned():
                             "family": "qwen3"}, offline=True)
     assert result.meta[EXIT_CODE] != 70
     assert "could be planned" in result.content[0].text
+
+
+def test_a_sweep_of_none_is_refused():
+    # found by the api_options kind (seed 0, case 3693): an option given None is dropped as
+    # not given, so sweep=None raised KeyError 'sweep'
+    with pytest.raises(kvfit.BadInput) as caught:
+        kvfit.sweep("Qwen/Qwen3-32B", None, offline=True, hardware="h100-80")
+    assert "needs sweep" in caught.value.render()

@@ -56,7 +56,11 @@ def sweep(model, sweep, **options):
     from .options import SWEEP, parsed
 
     ns = parsed(model, {**options, "sweep": sweep}, SWEEP)
-    return sweep_request(ns, ns.pop("sweep"), note=log_note)[1]
+    specs = ns.pop("sweep", None)          # None: an option given None is not given
+    if not specs:
+        raise UsageError("kvfit.sweep needs sweep: \"AXIS=V1,V2,...\" or a list of one or two "
+                         "of them (e.g. \"context=8k,32k\").", fields=("sweep",))
+    return sweep_request(ns, specs, note=log_note)[1]
 
 
 def sweep_request(ns: dict, specs: list[str], started=None, note=None):
