@@ -37,15 +37,17 @@ tests/hub/test_hub_budget.py now hold. The watchdog counts CPU seconds, so the t
 "hangs" of session 4 (starvation at a load average of 6-12) no longer appear.
 
 The kinds of the Python API, the web app and the MCP tools (2026-12-06, seed 0, 4,000 per
-kind, main at 5bb6111 with this branch's fixes; load average about 2-3, the suite running
-beside it for the last two rows; api_options alone again at 820a0a0, load about 1):
+kind, on main at 5bb6111 plus this branch's fixes: web_requests and mcp_arguments at 03aa287,
+load average about 2-3 with the suite running beside them; api_options at 820a0a0, load
+about 1):
 
     kind           cases  answered   refused     wrong  internal     hangs    memory  seconds
     api_options     4000       848      3152         0         0         0         0     63.0
     web_requests    4000      1308      2692         0         0         0         0    119.7
     mcp_arguments   4000       644      3356         0         0         0         0     83.4
 
-The first run of these kinds found 20 internal errors, each fixed with a named test in
+The first run of these kinds found 20 internal errors: one was the harness's (a URL over
+httpx's 64 KiB limit, now kept under it), the rest kvfit's, each fixed with a named test in
 tests/test_api_hostile_options.py or tests/web/test_api_routes.py: an int past Python's
 int-string limit as an option (str() / repr() / json.dumps raised ValueError) or in a POST
 /api/plan body (a 500), hf_overrides nested 3,000 deep (RecursionError), a NUL in config,
