@@ -338,8 +338,9 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
                       engine_overrides=dict(engine.get("overrides") or {}),
                       print_command=engine.get("print_command"))
     check_request(req)                 # the plan's numbers, then --check-engine, before any work
-    from .tune import check as check_tune
-    check_tune(req)
+    if req.tune or req.tune_max_utilization is not None:
+        from .tune import check as check_tune
+        check_tune(req)
     check = engine_check(req)
     warnings: list[str] = []
     from ..hardware.presets import alias_note
