@@ -28,7 +28,8 @@ def _patterns() -> tuple[re.Pattern, ...]:
         # scheme://userinfo@host: the userinfo part ends at the last "@" before the path
         # (the URL settings' userinfo is redacted whole first, however it is spelled).
         re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s?#]*@"),
-        re.compile(r"\b(hf_|api_org_)[A-Za-z0-9]{6,}"),
+        # a token; hf_overrides is a flag kvfit names in its own messages, not a token
+        re.compile(r"\b(hf_|api_org_)(?!overrides\b)[A-Za-z0-9]{6,}"),
         re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|(?:access|auth|hf)[_-]?token)"
                    r"(\"?\s*[:=]\s*\"?)((?:bearer|basic|token)\s+)?[^\s\"',;]+"),
         re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"))

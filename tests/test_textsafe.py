@@ -18,6 +18,9 @@ def test_userinfo_in_any_url_is_redacted():
 def test_tokens_and_authorization_values_are_redacted(monkeypatch):
     monkeypatch.delenv("HF_TOKEN", raising=False)
     assert redact("token hf_AbCdEf123456 used") == "token hf_*** used"
+    # the flag's name stays readable; a token that merely starts with those letters does not
+    assert redact("--hf-overrides / hf_overrides: not JSON") == "--hf-overrides / hf_overrides: not JSON"
+    assert redact("hf_overridesAbC123") == "hf_***"
     assert redact("Authorization: Bearer abc.def") == "Authorization: Bearer ***"
     assert redact("authorization=xyz123") == "authorization=***"
     assert redact("sent Bearer abcdefgh12345678") == "sent Bearer ***"
