@@ -190,7 +190,7 @@ def test_sglang_on_a_gpu_smaller_than_its_reserve_is_refused():
 
 @pytest.mark.parametrize("flags", [
     ("--utilization", "nan"), ("--tp", "0"), ("--users", "0"), ("--gpus", "8", "--tp", "3"),
-    ("--context", "0"), ("--utilization", "1.5"),
+    ("--context", "0"), ("--utilization", "1.5"), ("--kv-dtype", ""), ("--kv-dtype", "fp5"),
 ])
 def test_fit_refuses_as_the_single_plan_does(flags):
     # was: "0 of 121 checkpoints fit", exit 1; now the single plan's own paragraph, exit 2

@@ -127,10 +127,13 @@ def check_request(req) -> None:
     """The plan's own checks of its numbers, one place for every caller (a single plan, a
     sweep's base request, `kvfit fit`'s target): each numeric field within its range
     (kvfit.numbers.FIELDS, whether it came from a flag, a preset or a library caller) and the
-    context a token count."""
+    context a token count, and a --kv-dtype other than auto a known cache dtype."""
     from ..numbers import FIELDS, check_fields
     from .context import parse_context
 
     check_fields({name: getattr(req, name, None) for name in FIELDS})
     if req.context is not None:
         parse_context(req.context)
+    if req.kv_dtype is not None and req.kv_dtype != "auto":
+        from ..dtypes import explicit
+        explicit(req.kv_dtype)          # a name no model could make valid
