@@ -43,12 +43,14 @@ def test_a_fit_family_with_a_line_break_is_one_paragraph():
 
 
 def test_the_mcp_fit_answer_when_no_checkpoint_could_be_planned():
-    # found by the mcp_arguments kind (seed 0, case 371): kv_dtype "" refuses every row, the
-    # fit JSON's target is null, and the tool's paragraph read target["hardware"]
+    # found by the mcp_arguments kind (seed 0, case 371): when every row is refused, the fit
+    # JSON's target is null, and the tool's paragraph read target["hardware"]. The case's
+    # kv_dtype "" is now refused before any row; a 1m context refuses every Qwen3 row (their
+    # configs declare 40,960 tokens at most)
     from kvfit.mcp_server.server import EXIT_CODE, answer
 
-    result = answer("fit", {"kv_dtype": "", "context": "8k", "hardware": "h100-80",
-                            "family": "qwen3"}, offline=True)
+    result = answer("fit", {"context": "1m", "hardware": "h100-80", "family": "qwen3"},
+                    offline=True)
     assert result.meta[EXIT_CODE] != 70
     assert "could be planned" in result.content[0].text
 
