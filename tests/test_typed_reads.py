@@ -1,9 +1,9 @@
 """No string-key reads of the report or its parts in kvfit/planner, kvfit/engines and
-kvfit/report: the planner builds typed parts (kvfit.report.model) and reads them by attribute.
+kvfit/report: the planner builds typed parts (kvfit.model) and reads them by attribute.
 
 What counts as a string-key read of the report (an AST scan, imports inside functions too):
   - `x["key"]` (a subscript read with a string constant) or `x.get("key", ...)`,
-  - where "key" is a JSON field name of some part of kvfit.report.model (the report's own
+  - where "key" is a JSON field name of some part of kvfit.model (the report's own
     vocabulary: `max_sequences`, `per_rank`, `recommended`, `fits`, ...),
   - and the receiver (the name the subscript chain starts from, or the attribute it ends in:
     `m.edge["x"]` -> `edge`, `e["memory"]["value"]` -> `e`) is not one of the external-data
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 from pathlib import Path
 
-from kvfit.report import model as rm
+from kvfit import model
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("planner", "engines", "report")
@@ -115,9 +116,10 @@ REMAINING = {
 def report_keys() -> set[str]:
     """Every JSON field name of a part of the report model."""
     out = set()
-    for v in vars(rm).values():
-        if isinstance(v, type) and dataclasses.is_dataclass(v):
-            out |= {f.name for f in dataclasses.fields(v)}
+    for name in model.SUBMODULES:
+        for v in vars(importlib.import_module(f"kvfit.model.{name}")).values():
+            if isinstance(v, type) and dataclasses.is_dataclass(v):
+                out |= {f.name for f in dataclasses.fields(v)}
     return out - {"more"}
 
 

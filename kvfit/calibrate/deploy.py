@@ -101,7 +101,7 @@ def engine_prediction(report, engine: str) -> dict | None:
     if lay is None or lay.capacity_model != engine:
         return None
     from ..engines import get
-    from ..report.model import ABSENT
+    from ..model.base import ABSENT
     basis = get(engine).concurrency_basis(lay.engine.to_json())
     per = lay.sequences_per_replica
     return {"per_replica": None if per is ABSENT else per, "total": lay.max_sequences,

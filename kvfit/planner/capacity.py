@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..report.model import EnginePrediction, Layout, Pipeline, StaticBound
+from ..model.plan import Layout
 from ..report.reasons import EngineHolds
 from .request import DEFAULT_UTILIZATION
 
@@ -106,6 +106,8 @@ class Capacity:
             return lay
         from ..engines import parallelism, predict_inputs
         from ..engines.common import MIB, Inputs
+        from ..model.engine import EnginePrediction
+        from ..model.layout import StaticBound
         from .assemble import build
 
         par = lay.parallelism
@@ -162,7 +164,7 @@ class Capacity:
         return self.eng.pool_overflow(self.flags, weights, total)
 
 
-def pipeline_inputs(pipeline: Pipeline, comps) -> list[dict]:
+def pipeline_inputs(pipeline, comps) -> list[dict]:
     """The engine's per-stage inputs of a TP x PP layout (the same split the layout used)."""
     from .stages import stage_components
     rows, out = pipeline.stages, []

@@ -12,7 +12,8 @@ kvfit.planner.rope for why max_position_embeddings goes with it).
 from __future__ import annotations
 
 from ..engines.command import Launch
-from ..report.model import EngineCommand, Report
+from ..model.engine import EngineCommand
+from ..model.plan import Report
 from .assemble import build
 
 

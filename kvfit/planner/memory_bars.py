@@ -22,7 +22,7 @@ A layout without weights (unknown) or an invalid one has no bars (None).
 
 from __future__ import annotations
 
-from ..report.model import MemoryBars
+from ..model.sweep import MemoryBars
 
 PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
 
