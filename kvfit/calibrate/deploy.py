@@ -102,7 +102,7 @@ def engine_prediction(report, engine: str) -> dict | None:
         return None
     from ..engines import get
     from ..model.base import ABSENT
-    basis = get(engine).concurrency_basis(lay.engine.to_json())
+    basis = get(engine).concurrency_basis(lay.engine)
     per = lay.sequences_per_replica
     return {"per_replica": None if per is ABSENT else per, "total": lay.max_sequences,
             "engine": engine, "version": lay.engine.version, "basis": basis}

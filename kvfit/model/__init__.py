@@ -32,7 +32,7 @@ HOME = {
     **dict.fromkeys(("RopeScaling", "DetectedGpu", "DetectedHardware", "ExpertParallel",
                      "Headers", "SpeculativeDraft"), "sections"),
     **dict.fromkeys(("Quantity", "Refusal", "BlockGroup", "HybridPages", "FittedRegime",
-                     "EngineMemory", "EngineStage", "EngineStages", "EnginePrediction",
+                     "EngineMemory", "EngineStage", "EngineStages", "PoolCells", "EnginePrediction",
                      "HostLaunch", "EngineCommand"), "engine"),
     **dict.fromkeys(("OtherBasis", "SearchCandidate", "Search", "ContextRow", "Inverse"),
                     "search"),

@@ -1,4 +1,5 @@
-"""An engine's prediction for one layout (built by kvfit.engines) and the launch command.
+"""An engine's prediction for one layout, built typed where kvfit.engines computes it, and the
+launch command. Every number is a `Quantity`: its value and the rule (basis) it comes from.
 
 Frozen parts of the report (kvfit.model.base); attribute names are the JSON keys of
 `schemas/report.schema.json`."""
@@ -22,8 +23,11 @@ class Quantity(Part):
 
 @dataclass(**PART)
 class Refusal(Part):
+    """Why the engine refuses to start, in its own words, and the rule that refuses."""
+
     reason: str
     rule: str = ABSENT
+    estimated_max_model_len: int = ABSENT       # vLLM: the longest context that would fit
     more: Frozen = ABSENT
 
 
@@ -52,8 +56,13 @@ class HybridPages(Part):
 
 @dataclass(**PART)
 class FittedRegime(Part):
+    """Whether a prediction lies inside the regime its fitted constants were fitted in."""
+
     inside: bool
     note: str = ABSENT
+    outside: tuple[str, ...] = ABSENT
+    regime: Frozen = ABSENT
+    constants: tuple[str, ...] = ABSENT
     more: Frozen = ABSENT
 
 
@@ -62,6 +71,7 @@ class EngineMemory(Part):
     """vLLM's memory terms on one rank."""
 
     total_bytes: Quantity | None = ABSENT
+    gpu_memory_utilization: Quantity | None = ABSENT
     requested_bytes: Quantity | None = ABSENT
     weights_bytes: Quantity | None = ABSENT
     activation_peak_bytes: Quantity | None = ABSENT
@@ -69,35 +79,66 @@ class EngineMemory(Part):
     cudagraph_bytes: Quantity | None = ABSENT
     available_kv_bytes: Quantity | None = ABSENT
     fitted_regime: FittedRegime | None = ABSENT
+    free_at_start_bytes: Quantity | None = ABSENT
     more: Frozen = ABSENT
 
 
 @dataclass(**PART)
 class EngineStage(Part):
+    """One pipeline stage's pool (vLLM: its memory and blocks; SGLang: its tokens)."""
+
     stage: int
     layers: tuple[int, ...]
     num_gpu_blocks: int | None = ABSENT
     max_total_num_tokens: int | None = ABSENT
+    weights_bytes: int | None = ABSENT
+    activation_peak_bytes: int | None = ABSENT
+    available_kv_bytes: int | None = ABSENT
+    bytes_per_block: int | None = ABSENT
+    rest_bytes: int | None = ABSENT
+    full_bytes_per_token: int | float | None = ABSENT
+    refusal: str = ABSENT
     more: Frozen = ABSENT
 
 
 @dataclass(**PART)
 class EngineStages(Part):
+    """Every pipeline stage's pool and the stage that binds."""
+
     value: tuple[EngineStage, ...]
     binding_stage: int
     basis: str
+    pp: int = ABSENT
+    split: str = ABSENT
     more: Frozen = ABSENT
+
+
+@dataclass(**PART)
+class PoolCells(Part):
+    """SGLang's bytes per token of its full and SWA pools and per recurrent slot (one rank)."""
+
+    full_bytes_per_token: Quantity
+    swa_bytes_per_token: Quantity
+    recurrent_bytes_per_slot: Quantity
+    unmodelled_kinds: tuple[str, ...] = ()
 
 
 @dataclass(**PART)
 class EnginePrediction(Part):
     """The engine's prediction for one instance of a layout (kvfit.engines): what its log
-    would print, its pool, its memory terms and whether it refuses to start; its other,
-    engine-specific numbers are in `more`."""
+    would print, its pool, its memory terms and whether it refuses to start. The engine
+    builds it; the registry adds how its version was chosen (`version_basis`). Numbers only
+    one engine computes are its own fields below, ABSENT under the other; `more` holds any
+    other engine's own numbers."""
 
     engine: str
     version: str
-    version_basis: str
+    version_basis: str = ABSENT
+    rules_range: str = ABSENT
+    evidence: tuple[str, ...] = ABSENT
+    tp: int = ABSENT
+    per: str = ABSENT
+    metrics: Frozen = ABSENT
     log_lines: tuple[str, ...] = ABSENT
     warnings: tuple[str, ...] = ABSENT
     refusal: Refusal | None = ABSENT
@@ -117,6 +158,28 @@ class EnginePrediction(Part):
     hybrid: HybridPages | None = ABSENT
     memory: EngineMemory | None = ABSENT
     pipeline_stages: EngineStages | None = ABSENT
+    # vLLM's own: its settings, KV-cache groups and blocks
+    max_model_len: Quantity = ABSENT
+    max_num_batched_tokens: Quantity = ABSENT
+    max_num_seqs: Quantity = ABSENT
+    prefix_caching: Quantity = ABSENT
+    groups: Quantity = ABSENT
+    padding_layers: Quantity = ABSENT
+    bytes_per_block: Quantity = ABSENT
+    kv_cache_tokens: Quantity = ABSENT
+    # SGLang's own: its pages, cells, the memory left for pools and the token pools
+    attn_tp: Quantity = ABSENT
+    swa_full_tokens_ratio: float = ABSENT
+    padding_tokens: int = ABSENT
+    page_size: Quantity = ABSENT
+    context_len: Quantity = ABSENT
+    cells: PoolCells = ABSENT
+    rest_bytes: Quantity = ABSENT
+    multimodal_reserve_bytes: Quantity = ABSENT
+    max_total_num_tokens: Quantity = ABSENT
+    swa_tokens: Quantity | None = ABSENT
+    fixed_state_bytes: Quantity = ABSENT
+    bytes_per_full_token: Quantity = ABSENT
     more: Frozen = ABSENT
 
 

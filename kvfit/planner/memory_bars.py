@@ -38,7 +38,7 @@ def _engine(lay, hw) -> MemoryBars | None:
     """The engine's own memory terms: its module reads its own prediction (kvfit.engines)."""
     from ..engines import get
     e = lay.engine
-    parts = get(e.engine).memory_parts(e.to_json(), hw.to_json())
+    parts = get(e.engine).memory_parts(e, hw)
     if parts is None:
         return None
     return _bars(parts.pop("total"), parts.pop("basis"), **parts)
