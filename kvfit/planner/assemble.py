@@ -1,9 +1,9 @@
 """Build the frozen report model (kvfit.model) from the planner's JSON-ready sections.
 
 Each part is built by its field types: a nested part from its section, a tuple of parts from
-a list, a `Frozen` mapping from an open blob. A key the model does not declare goes to an open
-part's `more` (an engine prediction's engine-specific numbers); anywhere else it is a bug and
-raises here rather than reaching the JSON unseen.
+a list, a `Frozen` mapping from an open blob; a part already built (an engine's prediction,
+typed by kvfit.engines) is taken as it is. A key the model does not declare goes to an open
+part's `more`; anywhere else it is a bug and raises here rather than reaching the JSON unseen.
 """
 
 from __future__ import annotations
