@@ -7,8 +7,14 @@ import dataclasses
 import importlib
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from kvfit import model
+
+QWEN = Path(__file__).resolve().parents[1] / "tests" / "architectures" / "qwen3" / "configs" / \
+    "Qwen--Qwen3-32B"
 
 
 def test_home_names_every_part_and_its_submodule():
@@ -25,9 +31,8 @@ def test_home_names_every_part_and_its_submodule():
 
 def test_a_plain_plan_imports_no_search_sweep_tune_or_engine_parts(tmp_path):
     """A static plan (no engine, no search, sweep or tune) builds the plan core only."""
-    from pathlib import Path
     root = Path(__file__).resolve().parents[1]
-    qwen = root / "tests" / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-32B"
+    qwen = QWEN
     code = ("import sys\nfrom kvfit.planner.build import plan\nfrom kvfit.planner.request import "
             f"PlanRequest\nplan(PlanRequest(model={str(qwen)!r}, context='32k', hardware='h100-80',"
             " gpus=8, weight_gib=61)).to_json()\n"
@@ -39,3 +44,37 @@ def test_a_plain_plan_imports_no_search_sweep_tune_or_engine_parts(tmp_path):
     assert loaded.isdisjoint({"kvfit.model.search", "kvfit.model.sweep", "kvfit.model.tune",
                               "kvfit.model.engine"}), loaded
     assert {"kvfit.model.base", "kvfit.model.plan"} <= loaded
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_an_engine_prediction_is_typed_all_the_way_down(engine):
+    """The engines build their prediction typed (kvfit.model.engine): under --engine every
+    layout's `engine` part holds parts, Frozen mappings, tuples and scalars only, never a
+    dict or a list, and its JSON is the same object read back."""
+    from kvfit.model.base import Frozen, to_plain
+    from kvfit.model.engine import EngineMemory, EnginePrediction, Quantity
+    from kvfit.planner.build import plan
+    from kvfit.planner.request import PlanRequest
+
+    report = plan(PlanRequest(model=str(QWEN), context="32k", hardware="h100-80", gpus=8,
+                              weight_gib=61, engine=engine))
+
+    def walk(value):
+        if dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):
+                walk(getattr(value, f.name))
+        elif isinstance(value, (tuple, Frozen)):
+            for v in (value.values() if isinstance(value, Frozen) else value):
+                walk(v)
+        else:
+            assert not isinstance(value, (dict, list)), value
+
+    lays = [lay for lay in report.layouts if lay.engine]
+    assert lays
+    for lay in lays:
+        e = lay.engine
+        assert type(e) is EnginePrediction and e.engine == engine and e.version_basis
+        assert isinstance(e.pool_bytes if engine == "sglang" else e.num_gpu_blocks, Quantity)
+        assert engine == "sglang" or isinstance(e.memory, EngineMemory)
+        walk(e)
+        assert to_plain(e) == report.to_json()["layouts"][report.layouts.index(lay)]["engine"]
