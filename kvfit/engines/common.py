@@ -8,6 +8,7 @@ from ..model.base import ABSENT, Frozen, freeze
 from ..model.engine import EnginePrediction, Quantity, Refusal
 
 GIB, MIB = 1024**3, 1024**2
+_PLAIN = (str, int, float, bool, type(None))
 
 
 def num(value, basis: str, *, charged: bool = ABSENT, **extra) -> Quantity:
@@ -16,9 +17,6 @@ def num(value, basis: str, *, charged: bool = ABSENT, **extra) -> Quantity:
     more = {k: v for k, v in extra.items() if v is not None}
     return Quantity(value=value if type(value) in _PLAIN else freeze(value), basis=basis,
                     charged=charged, more=Frozen(more) if more else ABSENT)
-
-
-_PLAIN = (str, int, float, bool, type(None))
 
 
 def prediction(rules, inp, **parts) -> EnginePrediction:
