@@ -45,9 +45,10 @@ class TensorBytes:
     heads: int | None = None
     routed: bool = False
     experts: int | None = None
+    replicated: str | None = None
 
     def on_rank(self, tp: int) -> int:
-        if self.split == "none":
+        if self.split == "none" or self.replicated:
             return self.bytes
         if self.split == "heads":
             return head_share(self.bytes, self.heads or 1, tp)
@@ -68,6 +69,17 @@ class WeightEstimate:
     def rank_bytes(self, tp: int) -> int:
         """Bytes one rank loads at tensor-parallel size `tp` (no expert parallelism)."""
         return sum(r.on_rank(tp) for r in self.rows)
+
+    @property
+    def replicated(self) -> tuple[int, str] | None:
+        """(bytes, why) of the rows the spec marks `replicated` (held whole on every rank),
+        or None when it marks none."""
+        rows = [r for r in self.rows if r.replicated and r.bytes]
+        if not rows:
+            return None
+        names = ", ".join(dict.fromkeys(r.module.rsplit(".", 1)[-1] for r in rows))
+        whys = "; ".join(dict.fromkeys(r.replicated for r in rows))
+        return sum(r.bytes for r in rows), f"{names}: {whys}"
 
 
 def _plain_name(entry: str) -> bool:
@@ -253,7 +265,7 @@ class _Estimator:
             n = len(layers) * (experts or 1) * copies
             return TensorBytes(t.module, n, count, int(n * count * width), "model dtype"
                                if t.element_bytes is None else f"{width} B", t.split, heads,
-                               t.routed, experts)
+                               t.routed, experts, t.replicated)
         rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
         each = range(experts) if experts and self.by_expert else [0]
         repeat = experts if experts and not self.by_expert else 1
@@ -274,7 +286,7 @@ class _Estimator:
                     total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
         return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
-                           heads, t.routed, experts)
+                           heads, t.routed, experts, t.replicated)
 
 
 def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, mtp: bool = False

@@ -12,11 +12,21 @@ GIB = 1024**3
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """Total checkpoint weight bytes (None if unknown), with provenance."""
+    """Total checkpoint weight bytes (None if unknown), with provenance; `replicated`: the
+    bytes of it every rank holds whole at any TP (and why), counted from config shapes."""
 
     bytes: int | None
     source: str
     detail: str
+    replicated: int = 0
+    replicated_detail: str | None = None
+
+    def rank_bytes(self, tp: int) -> int | None:
+        """Bytes per rank at TP=`tp`: the sharded part / TP (rounded up), plus the replicated
+        part whole."""
+        if self.bytes is None:
+            return None
+        return -(-(self.bytes - self.replicated) // tp) + self.replicated
 
 
 def _index_total(index: dict) -> int:

@@ -109,6 +109,8 @@ class WeightBytes(Part):
     bytes: int | None
     source: str
     detail: str | None = ABSENT
+    replicated_bytes: int = ABSENT
+    replicated_detail: str = ABSENT
 
 
 @dataclass(**PART)

@@ -160,6 +160,7 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
     if weights.source == "unknown" and arch.parameters is not None:
         est, why_not = estimate()
         weights = count_weights(meta, req.weight_gib, *floor, est)
+    weights = _replicated(weights, arch, estimate)
     if weights.source == "config estimate":
         warnings.append(str(ConfigEstimate(weights.bytes)))
     if weights.bytes is None:
@@ -167,6 +168,21 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "
                         f"state only. Pass --weight-gib to plan the fit.{why}")
     return weights, own
+
+
+def _replicated(weights: Weights, arch, estimate) -> Weights:
+    """`weights` with the bytes of the spec's `replicated` tensor rows (held whole on every
+    rank), counted from config shapes, whatever gave the total (files, index, estimate)."""
+    if weights.bytes is None or arch.parameters is None or \
+            not any(t.replicated for t in arch.parameters.tensors):
+        return weights
+    est, _ = estimate()
+    rep = est.replicated if est is not None else None
+    if rep is None or rep[0] >= weights.bytes:
+        return weights
+    return replace(weights, replicated=rep[0], replicated_detail=(
+        f"{rep[0]:,} B held whole on every rank (config shapes; {rep[1]}); the other "
+        f"{weights.bytes - rep[0]:,} B divided over TP"))
 
 
 def _judge(cap, quant, res, own, meta, model_bytes):

@@ -79,7 +79,7 @@ def group_sizes(topo: Topology, requested: int | None, experts: int) -> list[int
 
 def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
                budget: Budget, required: int, divides, judge=None, extras=None,
-               per_user: int | None = None) -> Layout:
+               per_user: int | None = None, replicated: int = 0) -> Layout:
     """One attention-DP + EP layout: A attention groups of T = G/A GPUs, EP over G (the
     experts stay whole: their TP is 1 for the engines' layout constraints). extras(attention
     TP, experts' TP, group): other Layout fields (kvfit.planner.placements); per_user: for
@@ -89,7 +89,9 @@ def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
     invalid = tp_problems(t, comps, divides) + [p for p in (own.problem(g),) if p] + \
         list(verdict.problems if verdict else ())
     expert_rank = own.rank_bytes(g)
-    other = -(-own.non_expert_bytes // t)
+    # `replicated`: non-expert bytes every rank holds whole (the weights' replicated part)
+    rep = replicated if replicated < own.non_expert_bytes else 0
+    other = -(-(own.non_expert_bytes - rep) // t) + rep
     w = other + expert_rank + (verdict.extra_bytes if verdict else 0)
     state = sum(c.per_rank(t) for c in comps)
     page = page_tokens(profile, comps)
@@ -113,14 +115,14 @@ def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
 
 def dpa_layouts(profile_name: str, topo: Topology, own: Ownership, comps, budget: Budget,
                 required: int, divides, requested: int | None, judge=None, extras=None,
-                per_user: int | None = None) -> list[Layout]:
+                per_user: int | None = None, replicated: int = 0) -> list[Layout]:
     """Every attention-DP split of every model-group size."""
     profile = profile_of(profile_name)
     out = []
     for g in group_sizes(topo, requested, own.experts):
         for a in (x for x in range(g, 0, -1) if g % x == 0):
             out.append(dpa_layout(profile, g, a, topo, own, comps, budget, required, divides,
-                                  judge, extras, per_user))
+                                  judge, extras, per_user, replicated))
     return out
 
 

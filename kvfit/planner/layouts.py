@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..model.base import ABSENT
 from ..model.plan import Layout, PerRank
@@ -11,6 +12,9 @@ from ..model.summary import LayoutSummary
 from ..report import reasons
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
+
+if TYPE_CHECKING:
+    from ..checkpoint.weights import Weights
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,17 +99,18 @@ def judged(head: dict, w: int | None, state: int, budget: Budget, invalid: list[
                   **(more or {}))
 
 
-def layout(tp: int, topo: Topology, weights: int | None, components, budget: Budget,
+def layout(tp: int, topo: Topology, weights: Weights, components, budget: Budget,
            required: int, invalid: list[str], extra: int = 0, state: int | None = None,
            more: dict | None = None, per_user: int | None = None) -> Layout:
-    """One plain TP x DP layout's per-rank numbers, capacity and verdict; `extra`: bytes per
-    rank an engine adds by padding sharded weights; `state`: the per-rank state bytes per
-    sequence when already counted (else counted from `components`); `more`, `per_user`: as
-    judged() takes them."""
+    """One plain TP x DP layout's per-rank numbers, capacity and verdict (the weights' sharded
+    part / TP plus their replicated part); `extra`: bytes per rank an engine adds by padding
+    sharded weights; `state`: the per-rank state bytes per sequence when already counted
+    (else counted from `components`); `more`, `per_user`: as judged() takes them."""
     dp = topo.gpus // tp
     if state is None:
         state = sum(c.per_rank(tp) for c in components)
-    w = None if weights is None else -(-weights // tp) + extra
+    w = weights.rank_bytes(tp)
+    w = None if w is None else w + extra
     head = {"id": f"tp{tp}", "parallelism": "tp", "label": f"TP={tp} x DP={dp}", "tp": tp,
             "dp": dp, "group_gpus": tp, **placement(tp, topo)}
     return judged(head, w, state, budget, invalid, required, dp, more=more, per_user=per_user)

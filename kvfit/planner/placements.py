@@ -131,7 +131,7 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
     def one(t):
         more = extras(t, t, None)
         if pp == 1 and dcp == 1:            # plain TP: its facts once per plan (_tp_facts)
-            return layout(t, topo, m.weights.bytes, comps, b, required, *_tp_facts(m, comps, t),
+            return layout(t, topo, m.weights, comps, b, required, *_tp_facts(m, comps, t),
                           more=more, per_user=per_user)
         problems = tp_problems(t, comps, m.divides) + list(_verdict(judge, t, t).problems)
         problems += dcp_problems(req, t, comps)
@@ -139,7 +139,7 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
             return pp_layout(t, pp, topo, m, per_rank, b, required, problems,
                              _verdict(judge, t, t).extra_bytes, req.pp_layer_partition,
                              more=more, per_user=per_user)
-        return layout(t, topo, m.weights.bytes, per_rank, b, required, problems,
+        return layout(t, topo, m.weights, per_rank, b, required, problems,
                       _verdict(judge, t, t).extra_bytes, more=more, per_user=per_user)
 
     out = [one(t) for t in tp_candidates(topo.gpus // pp, req.tp)
@@ -147,7 +147,8 @@ def evaluate(req, m, topo, b: Budget, comps, required: int, ctx: int | None = No
     if req.parallelism != "tp":
         from .dpa import dpa_layouts
         out += [x for x in dpa_layouts(req.parallelism, topo, m.ownership, comps, b, required,
-                                       m.divides, req.tp, judge, extras, per_user)
+                                       m.divides, req.tp, judge, extras, per_user,
+                                       m.weights.replicated)
                 if (req.attention_dp is None or x.attention_dp == req.attention_dp)
                 and (req.attention_tp is None or x.attention_tp == req.attention_tp)
                 and (req.dp is None or x.dp == req.dp)]

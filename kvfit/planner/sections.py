@@ -4,7 +4,7 @@ architecture and each state component (typed parts of kvfit.model)."""
 from __future__ import annotations
 
 from ..checkpoint.metadata import Metadata
-from ..model.base import Frozen
+from ..model.base import ABSENT, Frozen
 from ..model.plan import ArchField, Architecture, LayerSet, State, StateComponent, WeightBytes
 from ..specs.architecture import Architecture as ArchSpec
 from ..state.evaluate import ComponentState
@@ -65,7 +65,9 @@ def state_sections(m, comps: list, ctx: int) -> dict:
             "state": State(bytes_per_sequence=sum(c.bytes_per_sequence for c in comps),
                            components=tuple(component_section(c) for c in comps)),
             "weights": WeightBytes(bytes=m.weights.bytes, source=m.weights.source,
-                                   detail=m.weights.detail)}
+                                   detail=m.weights.detail,
+                                   replicated_bytes=m.weights.replicated or ABSENT,
+                                   replicated_detail=m.weights.replicated_detail or ABSENT)}
 
 
 def quant_section(meta: Metadata, warnings: list[str]) -> dict:

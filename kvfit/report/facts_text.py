@@ -35,6 +35,8 @@ def source_line(r: Report) -> str:
     origin = ORIGINS.get(m.origin, m.origin or "unknown")
     weights = ("weights unknown" if w.bytes is None else
                f"weights {gib(w.bytes)} ({WEIGHT_SOURCES.get(w.source, w.source)})")
+    if w.replicated_bytes:
+        weights += f", of which {gib(w.replicated_bytes)} on every rank whole"
     return f"Source: config from {origin}{rev}; {weights}."
 
 

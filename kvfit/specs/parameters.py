@@ -18,6 +18,8 @@ class Tensor:
     index `{r}`).
     routed: a routed-expert tensor (spread over the EP ranks by expert-parallel placements);
     the spec's `routed`, by default whether the row has `experts`.
+    replicated: why the engines hold this tensor whole on every rank at any TP (the spec's
+    `replicated`), or None: the row counts in the checkpoint share divided over TP.
     """
 
     module: str
@@ -34,6 +36,7 @@ class Tensor:
     # declared format -> the format this checkpoint family really stores it in
     formats: tuple[tuple[str, str], ...] = ()
     routed: bool = False
+    replicated: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ def _tensor(c, i: int, raw: dict, sets: set[str]) -> Tensor | None:
     return Tensor(raw["module"], shape, opt["count"], layers, opt["extra_layers"],
                   opt["experts"], opt["when"], split, heads, opt["element_bytes"],
                   opt["repeat"], tuple(sorted(raw.get("formats", {}).items())),
-                  bool(raw.get("routed", "experts" in raw)))
+                  bool(raw.get("routed", "experts" in raw)), raw.get("replicated"))
 
 
 def compile_parameters(c, raw: dict | None, sets: set[str]) -> Parameters | None:
