@@ -2,7 +2,7 @@
 checkpoint's own MTP layers as the draft, whose KV joins the target's pool in the same groups.
 
 The log is the public vLLM 0.24.0 MTP run on 2x RTX 3090 (tests/fixtures/engine_logs/
-vllm-0.24.0-qwen3.6-27b-fp8-mtp-2x3090-tp2.*); its geometry is the pinned nvidia Qwen3.6-27B
+vllm-0.24.0-qwen3.6-27b-fp8-mtp-2x3090-tp2.*); its geometry is the pinned Qwen3.5-27B stand-in
 config (64 layers = 16 full attention + 48 GDN, mtp_num_hidden_layers 1).
 """
 
