@@ -96,6 +96,10 @@ def _ok(row: dict | None) -> bool:
 
 def _why(result: dict, mem: dict | None, tok: dict | None, known: str | None = None) -> str:
     if _ok(mem) and _ok(tok):
+        regime = ((result.get("prediction") or {}).get("memory") or {}).get("fitted_regime")
+        if regime and not regime["inside"]:   # a hit with extrapolated constants says so
+            return "within 5%, with the non-KV constants extrapolated: " + \
+                "; ".join(regime["outside"])
         return "within 5%"
     if known:  # the provenance YAML's `known_miss`: an input kvfit cannot express yet
         return f"known miss: {known}"

@@ -67,3 +67,29 @@ def test_the_log_printed_speculative_config_is_read():
                   tp=2, hardware="custom:24", flags=_base())
     rows = {r["number"]: r for r in res["rows"]}
     assert rows["bytes per block (per GPU)"]["predicted"] == 27_295_744
+
+
+def _weights(flags: dict) -> int:
+    res = explain(CASE.text, model_dir=str(CASE.model_dir), engine_version="0.24.0", tp=2,
+                  hardware="custom:24", flags=flags)
+    return res["prediction"]["memory"]["weights_bytes"]["value"]
+
+
+def test_the_mtp_draft_weights_are_loaded_with_the_target():
+    # vLLM loads the drafter inside the same memory profiler as the target
+    # (v1/worker/gpu_model_runner.py:4988-5012 in 0.33.0) and shares the target's embedding and
+    # LM head at PP 1 (v1/spec_decode/llm_base_proposer.py:1418-1470): the draft adds its own
+    # layer only. Qwen3.5-27B (hidden 5,120, 24 heads x 256 with the output gate, 4 KV heads,
+    # intermediate 17,408), per rank at TP 2, under the run's --quantization fp8 (1 B per
+    # linear weight, one float32 scale per output row of the rank's shard):
+    #   fc [5,120, 10,240] (a ColumnParallelLinear, qwen3_5_mtp.py:98-106): 52,428,800 / 2
+    #   q_proj 12,288 x 5,120 / 2 = 31,457,280; k, v 1,024 x 5,120 / 2 = 2,621,440 each
+    #   o_proj 5,120 x 6,144 / 2 = 15,728,640; gate, up, down 17,408 x 5,120 / 2 = 44,564,480 each
+    linear = 26_214_400 + 31_457_280 + 2 * 2_621_440 + 15_728_640 + 3 * 44_564_480
+    #   scale rows: fc 2,560 + q 6,144 + k 512 + v 512 + o 2,560 + gate 8,704 + up 8,704 + down 2,560
+    scales = (2_560 + 6_144 + 512 + 512 + 2_560 + 8_704 + 8_704 + 2_560) * 4
+    #   norms (bf16, every rank): 3 MTP norms + input and post-attention norms x 5,120, q/k norms x 256
+    norms = (5 * 5_120 + 2 * 256) * 2
+    assert linear + scales + norms == 212_517_888
+    base = _base() | {"quantization": "fp8"}
+    assert _weights(base | {"speculative_config": SPEC}) - _weights(base) == 212_517_888
