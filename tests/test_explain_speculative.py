@@ -93,3 +93,22 @@ def test_the_mtp_draft_weights_are_loaded_with_the_target():
     assert linear + scales + norms == 212_517_888
     base = _base() | {"quantization": "fp8"}
     assert _weights(base | {"speculative_config": SPEC}) - _weights(base) == 212_517_888
+
+
+def test_speculative_tokens_widen_the_cuda_graph_capture_sizes():
+    # vLLM captures up to 2 x max_num_seqs x (1 + speculative tokens) tokens
+    # (vllm/config/vllm.py:2463-2470, uniform_decode_query_len :695-713 in 0.33.0): for this
+    # run 2 x 2 x 4 = 16 -> sizes 1, 2, 4, 8, 16 = 5 PIECEWISE graphs, as other v0.2x MTP runs of
+    # this model print ('Profiling CUDA graph memory: PIECEWISE=5 (largest=16)',
+    # noonghunna/club-3090#104, max_num_seqs 2 with 3 MTP tokens); FULL graphs up to
+    # min(16, max_num_seqs 2): 1, 2. The estimate is first + 6 MiB per further graph per mode
+    # (specs/engines/vllm.yaml cudagraph_first_mib 231, cudagraph_per_graph_mib 6):
+    # 231 + 6 x ((5 - 1) + (2 - 1)) = 261 MiB; without the draft 2 x 2 = 4 -> 1, 2, 4 = 3
+    # PIECEWISE: 231 + 6 x (2 + 1) = 249 MiB.
+    res = explain(CASE.text, model_dir=str(CASE.model_dir), engine_version="0.24.0", tp=2,
+                  hardware="custom:24", flags=CASE.thread_flags)
+    graphs = res["prediction"]["memory"]["cudagraph_bytes"]
+    assert graphs["value"] == 261 * 2**20 and graphs["graphs"] == 5 + 2
+    res = explain(CASE.text, model_dir=str(CASE.model_dir), engine_version="0.24.0", tp=2,
+                  hardware="custom:24", flags=_base())
+    assert res["prediction"]["memory"]["cudagraph_bytes"]["value"] == 249 * 2**20
