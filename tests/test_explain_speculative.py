@@ -97,7 +97,7 @@ def test_the_mtp_draft_weights_are_loaded_with_the_target():
 
 def test_speculative_tokens_widen_the_cuda_graph_capture_sizes():
     # vLLM captures up to 2 x max_num_seqs x (1 + speculative tokens) tokens
-    # (vllm/config/vllm.py:2463-2470, uniform_decode_query_len :695-713 in 0.33.0): for this
+    # (vllm/config/vllm.py:1689-1691 in 0.24.0, this log's release; :2463-2470 in 0.33.0): for this
     # run 2 x 2 x 4 = 16 -> sizes 1, 2, 4, 8, 16 = 5 PIECEWISE graphs, as other v0.2x MTP runs of
     # this model print ('Profiling CUDA graph memory: PIECEWISE=5 (largest=16)',
     # noonghunna/club-3090#104, max_num_seqs 2 with 3 MTP tokens); FULL graphs up to

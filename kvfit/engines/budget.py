@@ -113,11 +113,13 @@ def capture_sizes(largest: int) -> int:
     return len(small) + mid + big
 
 
-def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool, spec: int = 0) -> dict:
+def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool, spec: int = 0,
+              mnbt: int | None = None) -> dict:
     """vLLM's CUDA-graph memory estimate (bytes) for PIECEWISE + FULL decode graphs. The
     largest capture size is 2 x max_num_seqs x the uniform decode query length (1 + `spec`
-    speculative tokens), at most the platform default (vllm/config/vllm.py:2463-2470 and
-    :695-713 in 0.33.0; the 0.2x MTP logs of noonghunna/club-3090 #104 and #747 print
+    speculative tokens), at most the platform default and `mnbt` (max_num_batched_tokens)
+    (vllm/config/vllm.py:1689-1694 in 0.24.0;
+    :2463-2470 and :695-713 in 0.33.0; the 0.2x MTP logs of noonghunna/club-3090 #104 and #747 print
     'PIECEWISE=5 (largest=16)' for 2 sequences x 4 and 'PIECEWISE=6 (largest=24)' for 2 x 6).
     Not modelled: FlashInfer drops the FULL graphs under speculative decoding (those logs:
     'setting cudagraph_mode=PIECEWISE'), and 0.33 appends the uniform decode sizes."""
@@ -125,7 +127,7 @@ def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool, spec: int = 0)
         return num(int(inp.overrides["cudagraph"] * GIB), "user")
     if eager:
         return num(0, "user: --enforce-eager (no graphs)")
-    largest = min(rules["cudagraph_capture_max"], 2 * max_num_seqs * (1 + spec))
+    largest = min(rules["cudagraph_capture_max"], 2 * max_num_seqs * (1 + spec), mnbt or 1 << 62)
     n_piece, n_full = capture_sizes(largest), capture_sizes(min(largest, max_num_seqs))
     if inp.graph_counts:
         n_piece, n_full = inp.graph_counts

@@ -77,7 +77,8 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
              "activation_peak_bytes": budget.activation_peak(rules, inp, seqs, mnbt),
              "non_torch_bytes": budget.non_torch(rules, inp),
              "cudagraph_bytes": budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager")),
-                                                 int(flags.get("num_speculative_tokens") or 0))}
+                                                 int(flags.get("num_speculative_tokens") or 0),
+                                                 mnbt)}
     charged = rules["cudagraph_estimate_charged"]
     terms["cudagraph_bytes"]["charged"] = charged
     out = {"total_bytes": total, "gpu_memory_utilization": util, "requested_bytes": requested,
