@@ -102,3 +102,18 @@ def test_a_method_differing_from_the_checkpoints_own_exits_2():
                           "--quantization", "modelopt")
     code2, plain = run_json(MODELOPT, *BASE, "--gpus", "2", "--engine", "vllm@0.33.0")
     assert code == code2 == 0 and same["weights"] == plain["weights"]
+
+
+def test_explain_log_checks_a_quantization_the_user_passes():
+    # the v0.24.0 MTP run passed --quantization fp8 (its non-default args); its pinned stand-in
+    # config is the bf16 Qwen3.5-27B, so fp8 is quantized while loading, and a method vLLM 0.24
+    # is not known to have (fp8_per_tensor: first read in 0.33.0) exits 2 like the plan
+    log = Path(__file__).parent / "fixtures/engine_logs/vllm-0.24.0-qwen3.6-27b-fp8-mtp-2x3090-tp2.log"
+    model = str(CONFIGS / "Qwen--Qwen3.5-27B")
+    common = ("explain-log", str(log), "--model-dir", model, "--tp", "2", "--hardware", "custom:24")
+    code, out, err = run_cli(*common, "--quantization", "fp8")
+    assert code == 0, err
+    assert "--quantization fp8: vLLM stores every linear weight as fp8" in out
+    code, out, err = run_cli(*common, "--quantization", "fp8_per_tensor")
+    assert code == 2 and out == "" and "is known from vLLM 0.33.0 on" in err
+    assert "Traceback" not in err

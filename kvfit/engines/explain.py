@@ -163,7 +163,7 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
         state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context, mtp=mtp,
                              model_dtype=fl.get("dtype"), capability=cap)
     fl.setdefault("max_model_len", context)
-    loaded = _loaded(facts, flags or {}, version, meta, served_format)
+    loaded = _loaded(facts, flags or {}, version, meta, served_format, rules)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},
                   log_weights, loaded, mtp)
     end_to_end = predict_inputs(facts.engine, version, fl, inp)
@@ -198,16 +198,21 @@ def _check_ranks(facts: LogFacts, tp: int, basis: str) -> None:
                          hint="Pass --tp N with the run's tensor-parallel size.")
 
 
-def _loaded(facts: LogFacts, user: dict, version: str | None, meta, served_format):
+def _loaded(facts: LogFacts, user: dict, version: str | None, meta, served_format, rules):
     """(QuantSummary, why) for weights loaded in another format than the checkpoint's files
     hold, or None: a stated served format, else the run's --quantization when vLLM quantizes
-    an unquantized checkpoint while loading (kvfit/engines/load_quant.py)."""
+    an unquantized checkpoint while loading (kvfit/engines/load_quant.py). A --quantization
+    the user passes is checked as the plan checks it (exit 2 for a method the engine version
+    lacks or refuses here); the log's own is read as the engine took it."""
     from ..checkpoint.quant import summarize
-    from .load_quant import load_time, served
+    from .load_quant import load_time, planned, served
 
     if served_format:
         return served(served_format)
-    method = user.get("quantization", facts.flags.get("quantization"))
+    if user.get("quantization") is not None:
+        summary, why = planned(rules, user["quantization"], summarize(meta))
+        return (summary, why) if summary is not None else None
+    method = facts.flags.get("quantization")
     summary, why = load_time(facts.engine, version, method, summarize(meta))
     return (summary, why) if summary is not None else None
 
