@@ -49,8 +49,10 @@ def _gpu(meta: dict) -> str:
 def _config(case) -> str:
     """The pinned config the log is predicted from: the served checkpoint's own, or a stand-in
     (another checkpoint of the same geometry; its provenance YAML says why)."""
-    kind = acc._config_kind(case)
-    return f"{'pinned' if kind == 'exact' else 'stand-in'}: {case.model_dir.name}"
+    model = case.meta.get("model")
+    own = acc._config_kind(case) == "exact" and (
+        not model or model.replace("/", "--") == case.model_dir.name)
+    return f"{'pinned' if own else 'stand-in'}: {case.model_dir.name}"
 
 
 def _constants() -> list[str]:
