@@ -117,3 +117,22 @@ def test_explain_log_checks_a_quantization_the_user_passes():
     code, out, err = run_cli(*common, "--quantization", "fp8_per_tensor")
     assert code == 2 and out == "" and "is known from vLLM 0.33.0 on" in err
     assert "Traceback" not in err
+
+
+def test_another_registered_method_on_a_quantized_checkpoint_plans_the_declared_weights():
+    # vLLM lets some methods take over another's declaration (override_quantization_method,
+    # e.g. auto_gptq.py:213-233 in 0.33.0); kvfit does not model which, so it plans the
+    # declared weights and says so instead of refusing
+    code, rep = run_json(MODELOPT, *BASE, "--gpus", "2", "--engine", "vllm@0.33.0",
+                         "--quantization", "gptq_marlin")
+    code2, plain = run_json(MODELOPT, *BASE, "--gpus", "2", "--engine", "vllm@0.33.0")
+    assert code == code2 == 0 and rep["weights"] == plain["weights"]
+    assert any("--quantization gptq_marlin on a checkpoint that declares modelopt" in w
+               for w in rep["warnings"])
+
+
+def test_the_method_is_passed_in_the_engines_spelling():
+    code, out, err = run_cli(LLAMA, *BASE, "--engine", "vllm@0.33.0", "--quantization",
+                             "FP8_Per_Tensor", "--print-command", "vllm")
+    assert code == 0, err
+    assert "--quantization fp8_per_tensor" in out.split("vllm serve", 1)[1].splitlines()[0]

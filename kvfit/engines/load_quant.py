@@ -94,9 +94,12 @@ _PLANNED = {
 def planned(rules, method: str, declared: QuantSummary | None
             ) -> tuple[QuantSummary | None, str | None]:
     """The weights as loaded under the plan's --quantization METHOD: (QuantSummary, why) when
-    the engine quantizes an unquantized checkpoint while loading, (None, None) when METHOD is
-    the checkpoint's own declaration. ConfigError (exit 2) when the engine version has no such
-    method, refuses it on this checkpoint, or kvfit does not model what it loads."""
+    the engine quantizes an unquantized checkpoint while loading; (None, None) when METHOD is
+    the checkpoint's own declaration; (None, note) when it names another method for a
+    quantized checkpoint that the engine may take over (a kernel choice such as gptq_marlin:
+    the declared weights are planned, and `note` says so). ConfigError (exit 2) when the engine
+    version has no such method, refuses it on this checkpoint, or kvfit does not model what it
+    loads."""
     from .quant_methods import _row
 
     method = str(method).strip().lower()
@@ -107,9 +110,16 @@ def planned(rules, method: str, declared: QuantSummary | None
                           f"it at start-up ({rules.basis('quantization_methods')}).",
                           hint=f"{name} knows: {', '.join(row['methods'])}.")
     own = (declared.method or "").lower() if declared is not None else ""
+    online = [m for m, *_ in _PLANNED.get(rules.engine, ())]
     if own:
         if method == own:
             return None, None
+        if method not in online:
+            return None, (f"--quantization {method} on a checkpoint that declares {own}: kvfit "
+                          "plans the declared weights; whether the engine takes the flag over "
+                          "that declaration is decided by each method's "
+                          "override_quantization_method (e.g. vLLM 0.33.0 quantization/"
+                          "auto_gptq.py:213-233), which kvfit does not model.")
         raise ConfigError(
             f"--quantization {method} differs from the quantization this checkpoint declares "
             f"({own}): " + ("vLLM refuses a method that does not match the checkpoint's "
@@ -130,10 +140,9 @@ def planned(rules, method: str, declared: QuantSummary | None
             f"--quantization {method}: {_TITLE.get(rules.engine, rules.engine)} stores every "
             "linear weight as fp8 while "
             f"loading (embeddings and LM head stay in the model dtype; {source})")
-    online = ", ".join(m for m, *_ in _PLANNED.get(rules.engine, ()))
     raise ConfigError(f"--quantization {method} on a checkpoint that declares no quantization: "
                       f"kvfit does not model the weights {name} would load that way (it models "
-                      f"{online or 'no method'} there).",
+                      f"{', '.join(online) or 'no method'} there).",
                       hint="Use a checkpoint quantized in that format, or pass --weight-gib "
                            "with the loaded size and drop --quantization.")
 

@@ -123,7 +123,7 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
     return ctx, declared, f"user: --context {req.context}", rope
 
 
-def loaded_quantization(cap, meta):
+def loaded_quantization(cap, meta, warnings: list[str]):
     """(QuantSummary, why) when the engine flags' --quantization makes the engine quantize
     the checkpoint while loading it, else None; ConfigError (exit 2) for a method this engine
     version lacks or refuses here (kvfit.engines.load_quant.planned)."""
@@ -134,6 +134,8 @@ def loaded_quantization(cap, meta):
     from ..engines.load_quant import planned
 
     summary, why = planned(cap.rules, method, summarize(meta))
+    if summary is None and why:
+        warnings.append(why)
     return (summary, why) if summary is not None else None
 
 
@@ -255,6 +257,8 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
                         f"for: the {rules.extrapolated_from} rules answer, extrapolated (an engine "
                         "change since then is not modelled). --engine-strict refuses instead.")
     flags = dict(req.engine_flags)
+    if flags.get("quantization") is not None:      # the engines' method names are lower case
+        flags["quantization"] = str(flags["quantization"]).strip().lower()
     if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
         flags["kv_cache_dtype"] = eng.kv_spelling(rules, req.kv_dtype)
     if req.utilization is not None and eng.utilization_flag:
@@ -325,7 +329,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
     comps = once(meta, ("state", ctx, tuple(names.items()), layout),
                  lambda: evaluate_components(arch, fields, sets, ctx, names, layout))
     weights, own = checkpoint_weights(req, meta, res, quant, model.bytes, warnings,
-                                      loaded_quantization(cap, meta))
+                                      loaded_quantization(cap, meta, warnings))
     divides = tp_divides(arch, values)
     caches = cache_names(kv, index, arch, comps, req.index_dtype, warnings)
     if cap.engine:
