@@ -113,6 +113,19 @@ def capture_sizes(largest: int) -> int:
     return len(small) + mid + big
 
 
+def _capture_max(rules, inp: Inputs) -> int:
+    """The platform's default largest CUDA-graph capture size (rule
+    cudagraph_capture_max_by_capability by the GPU's major capability, else
+    cudagraph_capture_max)."""
+    rows = (rules.values.get("cudagraph_capture_max_by_capability") or {}).get("value") or ()
+    if inp.capability:
+        major = int(str(inp.capability).split(".")[0])
+        for row in rows:
+            if row["cc_major"] == major:
+                return row["max"]
+    return rules["cudagraph_capture_max"]
+
+
 def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool, spec: int = 0,
               mnbt: int | None = None) -> dict:
     """vLLM's CUDA-graph memory estimate (bytes) for PIECEWISE + FULL decode graphs. The
@@ -127,7 +140,7 @@ def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool, spec: int = 0,
         return num(int(inp.overrides["cudagraph"] * GIB), "user")
     if eager:
         return num(0, "user: --enforce-eager (no graphs)")
-    largest = min(rules["cudagraph_capture_max"], 2 * max_num_seqs * (1 + spec), mnbt or 1 << 62)
+    largest = min(_capture_max(rules, inp), 2 * max_num_seqs * (1 + spec), mnbt or 1 << 62)
     n_piece, n_full = capture_sizes(largest), capture_sizes(min(largest, max_num_seqs))
     if inp.graph_counts:
         n_piece, n_full = inp.graph_counts
