@@ -55,6 +55,26 @@ def _config(case) -> str:
     return f"{'pinned' if own else 'stand-in'}: {case.model_dir.name}"
 
 
+def _misses(records: list[dict]) -> list[str]:
+    """Each held-out log not within 5 % end to end, with what its provenance YAML records about
+    the cause (`end_to_end_miss`, `not_predicted`) or, for a hit that rests on extrapolated
+    constants, its `end_to_end_note`."""
+    out = []
+    for r in records:
+        if r.get("fit") or "error" in r:
+            continue
+        meta = r["case"].meta
+        hit = acc._ok(r["full"]["mem"]) and acc._ok(r["full"]["tok"])
+        text = meta.get("end_to_end_note") if hit else (
+            meta.get("end_to_end_miss") or meta.get("not_predicted"))
+        if text and (not hit or meta.get("end_to_end_note")):
+            mem = r["full"]["mem"]
+            label = "hit, with a caveat" if hit else (
+                "miss" if mem and mem["predicted"] is not None else "not predicted")
+            out.append(f"- **{r['case'].slug}** ({label}): {' '.join(str(text).split())}")
+    return out
+
+
 def _constants() -> list[str]:
     """Every fitted non-KV constant of the engine specs, with the logs it was fitted on."""
     from kvfit.engines.spec import load_spec
@@ -189,6 +209,13 @@ def render() -> str:
         "## Every log",
         "",
         *_log_rows(records),
+        "",
+        "## Held-out misses and caveats",
+        "",
+        "What each log's provenance YAML records about why it misses end to end (or, for a hit "
+        "resting on extrapolated constants, why the hit is not evidence for them).",
+        "",
+        *_misses(records),
         "",
         "## Fitted non-KV constants",
         "",
