@@ -18,7 +18,7 @@ from kvfit.engines.spec import rules_for
 MIB = 2**20
 
 
-def _graphs(version: str, capability: str, seqs: int = 1024) -> dict:
+def _graphs(version: str, capability: str, seqs: int = 1024):
     inp = Inputs([], 1, 8192, None, 0, capability=capability)
     return cudagraph(rules_for("vllm", version), inp, seqs, eager=False, mnbt=8192)
 
@@ -33,12 +33,12 @@ def test_blackwell_captures_up_to_1024_tokens_in_033():
     # B200 (10.0): min(1024, 2 x 1024) = 1024 -> 83 PIECEWISE + 83 FULL graphs:
     # 231 + 6 x (82 + 82) = 1,215 MiB
     b200 = _graphs("0.33.0", "10.0")
-    assert b200["graphs"] == 166 and b200["value"] == 1215 * MIB
+    assert b200.more["graphs"] == 166 and b200.value == 1215 * MIB
     # H100 (9.0): 512 -> 51 + 51 graphs: 231 + 6 x (50 + 50) = 831 MiB
-    assert _graphs("0.33.0", "9.0")["value"] == 831 * MIB
+    assert _graphs("0.33.0", "9.0").value == 831 * MIB
     # RTX 5090 (12.0) is not the capability-10 family: 512
-    assert _graphs("0.33.0", "12.0")["value"] == 831 * MIB
+    assert _graphs("0.33.0", "12.0").value == 831 * MIB
 
 
 def test_024_caps_at_512_on_every_gpu():
-    assert _graphs("0.24.0", "10.0")["value"] == 831 * MIB
+    assert _graphs("0.24.0", "10.0").value == 831 * MIB
