@@ -78,7 +78,8 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> EngineMemor
     weights = budget.loaded_weights(rules, inp)
     peak = budget.activation_peak(rules, inp, seqs, mnbt)
     non_torch = budget.non_torch(rules, inp)
-    graphs = replace(budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager"))),
+    graphs = replace(budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager")),
+                                      int(flags.get("num_speculative_tokens") or 0), mnbt),
                      charged=charged)
     terms = (weights, peak, non_torch, graphs)
     user = flags.get("kv_cache_memory_bytes")
