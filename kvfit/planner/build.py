@@ -160,7 +160,8 @@ def _loaded_weights(req, meta, res, model_bytes, loaded, warnings) -> Weights:
         return Weights(None, "unknown", f"{loaded[1]}; no config estimate: {why}")
     warnings.append(f"Weight bytes are the weights as loaded, an ESTIMATE from the config's "
                     f"tensor shapes: {loaded[1]} ({est.total_bytes / GIB:.2f} GiB).")
-    return Weights(est.total_bytes, "config estimate", f"{loaded[1]}: {est.detail}")
+    return _replicated(Weights(est.total_bytes, "config estimate", f"{loaded[1]}: {est.detail}"),
+                       res.arch, lambda: (est, ""))
 
 
 def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None):
