@@ -323,7 +323,8 @@ function renderTune(r) {
     el("td", {}, s.changed ? el("strong", { text: s.recommended_text }) : s.recommended_text,
       s.changed ? el("small", { class: "note", text: " changed" }) : ""),
     el("td", { class: "num", text: num(s.max_sequences) }),
-    el("td", { class: "tried" }, ...s.values.map((x) => el("span", { text: `${settingText(s, x.value)}: ${num(x.max_sequences)}` }))))));
+    el("td", { class: "tried" }, ...s.values.flatMap((x, i) => [i ? " · " : "",
+      el("span", { text: `${settingText(s, x.value)}: ${num(x.max_sequences)}` })])))));
   $("tune-refusals").replaceChildren(...t.settings.filter((s) => s.default_refusal).map((s) =>
     el("li", { text: `${s.flag} at ${s.default_text}: the engine refuses to start: ${s.default_refusal}` })));
   const launch = launchOf(t.command);
