@@ -110,6 +110,18 @@ def test_bad_tune_input_is_the_cli_paragraph(client, query, argv, said):
     assert said in error["message"] and "\n" not in error["message"]
 
 
+def test_a_tuned_sweep_is_refused_as_the_cli_refuses_it(client):
+    # --tune answers one plan; kvfit.sweep once tuned the first cell silently instead
+    ask = {k: v for k, v in ASK.items() if k != "context"}
+    got = client.get("/api/sweep", params={"model": MODEL} | ask | {
+        "tune": "true", "sweep": "context=8k,32k"})
+    assert got.status_code == 400, got.text[:400]
+    assert got.json()["error"] == _cli_error(MODEL, "--hardware", "h100-80", "--gpus", "8",
+                                             "--engine", "vllm", "--tune", "--sweep",
+                                             "context=8k,32k", "--offline")
+    assert "cannot be combined with --sweep" in got.json()["error"]["message"]
+
+
 def test_a_tune_value_that_is_no_boolean_is_named(client):
     got = client.get("/api/plan", params={"model": MODEL} | ASK | {"tune": "maybe"})
     assert got.status_code == 400

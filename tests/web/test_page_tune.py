@@ -84,6 +84,9 @@ def test_tune_is_turned_on_with_the_keyboard_and_answers_as_the_cli(page):
         assert _count(cells[1]) == s["max_sequences_at_default"]
         assert _count(cells[3]) == s["max_sequences"]
     assert page.locator("#tune-warnings li").all_text_contents() == t["warnings"]
+    # the chart and bars are the plan's (the sweep they come from is asked without tune)
+    page.wait_for_selector("body[data-bars=drawn]")
+    assert page.locator("#capacity svg polyline.curve").count() == len(cli["layouts"])
     # the copy button, pressed from the keyboard, copies the tuned launch
     page.focus("#copy-tune-launch")
     page.keyboard.press("Enter")

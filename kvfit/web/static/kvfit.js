@@ -415,8 +415,8 @@ async function drawBars(report, q) {
   const top = Math.max(asked, report.max_context_tokens || 0);
   const points = [...new Set([...LADDER.filter((n) => n <= top), asked])].sort((a, b) => a - b);
   const sq = new URLSearchParams(q);
-  sq.delete("context");
-  sq.delete("print_command");
+  // the chart and bars are the plan's own layouts (--tune answers one plan, not a sweep)
+  for (const k of ["context", "print_command", "tune", "tune_max_utilization"]) sq.delete(k);
   sq.set("sweep", `context=${points.join(",")}`);
   try {
     const s = await getJSON("/api/sweep?" + sq);
