@@ -339,6 +339,8 @@ function renderTune(r) {
 function renderCommands(r, command) {
   $("command").textContent = command;
   const launch = launchOf(r.engine_command);
+  // with --tune the recommended settings' launch is in their section; this one is the defaults'
+  $("launch-what").textContent = r.tune ? "launch (defaults)" : "launch";
   $("launch").textContent = launch || "choose an engine (vLLM or SGLang) for its launch command";
   $("launch").classList.toggle("none", !launch);
   $("copy-launch").disabled = !launch;
