@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from ..report.model import ExpertParallel, Layout
+from ..model.plan import Layout
+from ..model.sections import ExpertParallel
 from ..report.reasons import AttentionGroups
 from .layouts import Budget, judged, tp_problems
 from .ownership import Ownership

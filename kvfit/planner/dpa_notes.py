@@ -6,8 +6,8 @@ Every number is read from the layouts the plan's one capacity model filled: per-
 
 from __future__ import annotations
 
+from ..model.plan import Layout
 from ..report import reasons
-from ..report.model import Layout
 
 
 def _parts(comps, tp: int) -> tuple[list, int, list, int]:

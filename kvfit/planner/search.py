@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..hardware.presets import find_accelerator, find_system
+from ..model.search import OtherBasis, Search, SearchCandidate
 from ..report import reasons
-from ..report.model import OtherBasis, Search, SearchCandidate
 from . import placements, systems
 
 DEFAULT_MAX_NODES = 8
