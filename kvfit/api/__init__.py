@@ -71,7 +71,7 @@ def sweep_request(ns: dict, specs: list[str], started=None, note=None):
     from ..planner.tune import check_single
     from .request import planned, request_from
 
-    check_single(ns)
+    check_single(bool(ns.get("tune")))
     flags = set(ns)
     req = request_from(ns, note)
     req.hub_started = started

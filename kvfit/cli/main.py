@@ -78,7 +78,7 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
     verbose = ns.pop("verbose", False)
     if "sweep" in ns or "plot" in ns:
         from ..planner.tune import check_single
-        check_single(ns)
+        check_single(bool(ns.get("tune")))
         from .sweep_cmd import run_sweep
         return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     from ..api import outcome, plan_request

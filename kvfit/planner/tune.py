@@ -50,9 +50,9 @@ def check(req) -> None:
                              hint="Answer that question first, then --tune its answer.")
 
 
-def check_single(options: dict) -> None:
+def check_single(tune: bool) -> None:
     """--tune answers one plan: refused beside --sweep or --plot (kvfit.sweep included)."""
-    if options.get("tune"):
+    if tune:
         raise UsageError("--tune cannot be combined with --sweep or --plot: it tunes the "
                          "engine for one plan.", hint="Tune the cell you want to serve.")
 
