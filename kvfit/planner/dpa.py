@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from ..report.dpa_reasons import AttentionGroups
 from ..report.model import ExpertParallel, Layout
-from ..report.reasons import AttentionGroups
 from .layouts import Budget, judged, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement
