@@ -49,7 +49,7 @@ def test_a_plain_plan_loads_only_the_facts_it_can_meet(tmp_path):
     assert "kvfit.report.reasons" in loaded
     for module in ("kvfit.report.search_reasons", "kvfit.report.suggest_reasons",
                    "kvfit.report.dpa_reasons", "kvfit.planner.search", "kvfit.planner.suggest",
-                   "kvfit.planner.dpa"):
+                   "kvfit.planner.dpa", "kvfit.planner.dpa_notes"):
         assert module not in loaded, module
     search = [str(QWEN), "--context", "32k", "--weight-gib", "61", "--systems", "dgx-h100",
               "--json"]
