@@ -65,7 +65,10 @@ def test_a_preset_named_by_its_id_is_read_from_its_own_file_alone(monkeypatch):
         read.append([p.name for p in paths] if paths else "all"), real(kind, schema, paths))[1])
     for key, acc in table.items():
         read.clear()
+        presets._by_id.cache_clear()
         assert presets.find_accelerator(key.upper()) == acc
         assert read == ([[f"{acc.id}.yaml"]] if key == acc.id else []), key
     read.clear()
+    presets._by_id.cache_clear()
     assert presets.alias_note("H100-80") is None and read == [["h100-80.yaml"]]
+    assert presets.find_accelerator("H100-80").id == "h100-80" and len(read) == 1  # kept

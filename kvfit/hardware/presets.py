@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from ..errors import UsageError
 from ..paths import specs_dir
@@ -84,10 +84,12 @@ def accelerators() -> dict[str, Accelerator]:
     return out
 
 
+@lru_cache(maxsize=64)
 def _by_id(text: str) -> Accelerator | None:
     """The preset whose id is `text` in any letter case, read from its own file
     (specs/hardware/<id>.yaml) alone, so a plan naming a preset by its id reads one spec;
-    None when no file is named so (an alias, a typo: the whole table answers)."""
+    None when no file is named so (an alias, a typo: the whole table answers). Kept per
+    process like the table (a bounded cache: the texts are the user's)."""
     name = str(text).strip().casefold()
     paths = [p for p in specs_dir("hardware").glob("*.yaml") if p.stem == name]
     if not paths:
