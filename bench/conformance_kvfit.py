@@ -53,6 +53,7 @@ def vllm_answer(point: dict) -> dict:
 
 def _sglang(point: dict, mem_fraction: float | None) -> dict:
     from kvfit.engines import predict_inputs
+    from kvfit.model.base import to_plain
     s = point["settings"]
     free, mfs = s["free_before_load_bytes"], s["mem_fraction_static"]
     weights = int(mfs * free) - s["available_kv_bytes"]   # mfs x free - weights = the budget
@@ -61,7 +62,8 @@ def _sglang(point: dict, mem_fraction: float | None) -> dict:
     flags = {"kv_cache_dtype": s["kv_cache_dtype"]}
     if mem_fraction is not None:
         flags["mem_fraction_static"] = mem_fraction
-    return predict_inputs("sglang", srec.VERSION, flags, replace(inp, free_before_load_bytes=free))
+    return to_plain(predict_inputs("sglang", srec.VERSION, flags,
+                                   replace(inp, free_before_load_bytes=free)))
 
 
 def sglang_answer(point: dict) -> dict:

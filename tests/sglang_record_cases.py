@@ -119,15 +119,18 @@ def _inputs(p_dir: str, tp: int, kv: str, context: int, weights: int):
 
 
 def kvfit_engine(p: Point, mem_fraction: float | None) -> dict:
-    """kvfit's SGLang section for the point; SGLang's mem_fraction_static stated unless None."""
+    """kvfit's SGLang section for the point (as JSON); SGLang's mem_fraction_static stated
+    unless None."""
     from kvfit.engines import predict_inputs
+    from kvfit.model.base import to_plain
     mfs = p.row["resolved"]["mem_fraction_static"]
     free = int(header()["free_before_gib"] * GIB)     # the bytes _inputs states
     weights = int(mfs * free) - p.avail                # so mfs x free - weights >= the budget
     flags = {"kv_cache_dtype": p.kv}
     if mem_fraction is not None:
         flags["mem_fraction_static"] = mem_fraction
-    return predict_inputs("sglang", VERSION, flags, _inputs(p.dir, p.tp, p.kv, p.context, weights))
+    return to_plain(predict_inputs("sglang", VERSION, flags,
+                                   _inputs(p.dir, p.tp, p.kv, p.context, weights)))
 
 
 def _close(a, b) -> bool:

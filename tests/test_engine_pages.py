@@ -56,9 +56,9 @@ def _vllm(slug: str, kv: str | None = None):
     bs, hybrid = block_size(rules, flags, Inputs(st.components, case.tp, ctx, None, 0), pages)
     prefix = flags.get("enable_prefix_caching", rules["prefix_caching_default"])
     align = bool(prefix) and hybrid is not None
-    g = group_pages(pages, bs["value"], rules["group_size_ratio"], bs["value"] if align else ctx)
+    g = group_pages(pages, bs.value, rules["group_size_ratio"], bs.value if align else ctx)
     per = request_blocks(rules, g.groups, ctx, 8192, 1, 0, align) if ctx else []
-    return g, bs["value"], per, printed
+    return g, bs.value, per, printed
 
 
 def _blocks_fit(printed: dict, per_block: int) -> range:
@@ -88,7 +88,7 @@ def test_llama_3_3_70b_fp8_tp4():
     g, _, per, p = _vllm("vllm-0.19.0-llama-3.3-70b-fp8-dynamic-h100-tp4")
     assert (g.bytes_per_block, g.kind) == (1_310_720, "uniform")
     assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
-    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+    assert round(p["kv_tokens"] // 16 / sum(b.blocks for b in per), 2) == p["concurrency"]
 
 
 def test_llama_4_scout_chunked_tp4():
@@ -100,7 +100,7 @@ def test_llama_4_scout_chunked_tp4():
     assert (g.bytes_per_block, len(g.groups), g.padding_layers) == (196_608, 4, 0)
     assert sorted(x.family for x in g.groups) == ["chunked", "chunked", "chunked", "full"]
     assert any(n // 4 * 16 == p["kv_tokens"] for n in _blocks_fit(p, g.bytes_per_block))
-    assert sum(b["blocks"] for b in per) == 2048
+    assert sum(b.blocks for b in per) == 2048
 
 
 def test_llama_3_1_8b_runtime_fp8_tp1():
@@ -110,7 +110,7 @@ def test_llama_3_1_8b_runtime_fp8_tp1():
     g, _, per, p = _vllm("vllm-0.19.0-llama-3.1-8b-instruct-qfp8-h100-tp1")
     assert (g.bytes_per_block, g.kind) == (2_097_152, "uniform")
     assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
-    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+    assert round(p["kv_tokens"] // 16 / sum(b.blocks for b in per), 2) == p["concurrency"]
 
 
 def test_llama_3_1_8b_dtype_float32_keeps_an_fp32_cache():
@@ -131,7 +131,7 @@ def test_qwen2_5_7b_requant_tp1(slug):
     g, _, per, p = _vllm(slug)
     assert (g.bytes_per_block, g.kind) == (917_504, "uniform")
     assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
-    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+    assert round(p["kv_tokens"] // 16 / sum(b.blocks for b in per), 2) == p["concurrency"]
 
 
 @pytest.mark.parametrize(("slug", "per_block"),
@@ -145,7 +145,7 @@ def test_mistral_small_3_1_w8a8(slug, per_block):
     g, _, per, p = _vllm(slug)
     assert (g.bytes_per_block, g.kind) == (per_block, "uniform")
     assert p["kv_tokens"] // 16 in _blocks_fit(p, g.bytes_per_block)
-    assert round(p["kv_tokens"] // 16 / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+    assert round(p["kv_tokens"] // 16 / sum(b.blocks for b in per), 2) == p["concurrency"]
 
 
 def test_gemma_2_2b_two_groups():
@@ -155,7 +155,7 @@ def test_gemma_2_2b_two_groups():
     # n / (512 full + 513 sliding) = 81.73x.
     g, _, per, p = _vllm("vllm-0.19.0-gemma-2-2b-it-h100-tp1")
     assert (g.bytes_per_block, len(g.groups), g.padding_layers) == (851_968, 2, 0)
-    assert sum(b["blocks"] for b in per) == 512 + 513
+    assert sum(b.blocks for b in per) == 512 + 513
     assert any(n // 2 * 16 == p["kv_tokens"] and round(n / 1025, 2) == p["concurrency"]
                for n in _blocks_fit(p, g.bytes_per_block))
 
@@ -167,7 +167,7 @@ def test_gemma_3_27b_sliding_groups_and_padding():
     assert (g.bytes_per_block, g.padding_layers, len(g.groups)) == (1_310_720, 8, 7)
     assert p["padding_layers"] == 8 and p["num_gpu_blocks"] in _blocks_fit(p, g.bytes_per_block)
     # per request at 8,192: full 512 + 6 x (ceil(min(1023 + 8192, 8192) / 16) + 1 = 513)
-    assert sum(b["blocks"] for b in per) == 512 + 6 * 513
+    assert sum(b.blocks for b in per) == 512 + 6 * 513
 
 
 def test_gemma_2_9b_two_groups():
@@ -186,7 +186,7 @@ def test_gpt_oss_20b_tp2():
     assert (g.bytes_per_block, len(g.groups)) == (196_608, 2)
     assert p["num_gpu_blocks"] in _blocks_fit(p, g.bytes_per_block)
     # concurrency 323,972 / (512 full + 513 sliding) = 316.07
-    assert round(p["num_gpu_blocks"] / sum(b["blocks"] for b in per), 2) == p["concurrency"]
+    assert round(p["num_gpu_blocks"] / sum(b.blocks for b in per), 2) == p["concurrency"]
 
 
 def test_qwen3_8b_rtxa5000():
@@ -206,7 +206,7 @@ def test_qwen3_6_hybrid_nvfp4_rtx5090():
     g, bs, per, p = _vllm("vllm-0.24.0-qwen3.6-35b-a3b-nvfp4-rtx5090")
     assert (bs, g.bytes_per_block, len(g.groups)) == (2096, 21_463_040, 4)
     assert 299 in _blocks_fit(p, g.bytes_per_block)
-    assert sum(b["blocks"] for b in per) == 69
+    assert sum(b.blocks for b in per) == 69
     assert int(299 / 69 * 131_072) == p["kv_tokens"]
 
 

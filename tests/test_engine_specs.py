@@ -111,12 +111,12 @@ def _inp(tp: int, latent: bool = False) -> Inputs:
 def test_sglang_mem_fraction_matches_engines_md(hw, tp, latent, expected):
     mib = find_accelerator(hw).visible_mib
     got = mem_fraction(rules_for("sglang", "0.5.23"), {}, _inp(tp, latent), mib, 1)
-    assert got["value"] == pytest.approx(expected, abs=0.0015)
+    assert got.value == pytest.approx(expected, abs=0.0015)
 
 
 def test_sglang_tp_table_for_0_4():
     r = rules_for("sglang", "0.4.6")
-    assert [mem_fraction(r, {}, _inp(tp), 49140, 1)["value"] for tp in (1, 2, 4, 8, 16)] == [
+    assert [mem_fraction(r, {}, _inp(tp), 49140, 1).value for tp in (1, 2, 4, 8, 16)] == [
         0.88, 0.87, 0.85, 0.81, 0.79]
 
 

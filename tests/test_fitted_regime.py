@@ -45,10 +45,10 @@ def test_prediction_outside_the_regime_says_where():
     names = ["activation_base_gib", "non_torch_tp_gib"]
     # the TP>1 non-torch constant was fitted on two TP=2 H100 logs of vLLM 0.19.0
     inside = regime_check(rules, Inputs([], 2, 8192, 1, 1, device="h100-80"), names)
-    assert inside["inside"] and inside["outside"] == []
+    assert inside.inside and inside.outside == ()
     out = regime_check(rules, Inputs([], 8, 8192, 1, 1, device="a100-80"), names)
-    assert not out["inside"]
-    assert out["outside"] == ["GPU a100-80 (fitted on h100-80)", "TP 8 (fitted at TP 1/2)"]
+    assert not out.inside
+    assert out.outside == ("GPU a100-80 (fitted on h100-80)", "TP 8 (fitted at TP 1/2)")
 
 
 def test_settings_outside_the_fitted_ones_are_named():
@@ -57,10 +57,10 @@ def test_settings_outside_the_fitted_ones_are_named():
     # the activation fit ran max_num_seqs 1024 and max_num_batched_tokens 8192 in every log
     inside = regime_check(rules, Inputs([], 1, 8192, 1, 1, device="h100-80"), names,
                           {"max_num_seqs": 1024, "max_num_batched_tokens": 8192})
-    assert inside["inside"]
+    assert inside.inside
     out = regime_check(rules, Inputs([], 1, 8192, 1, 1, device="h100-80"), names,
                        {"max_num_seqs": 1, "max_num_batched_tokens": 8192})
-    assert out["outside"] == ["max_num_seqs 1 (fitted at 1024)"]
+    assert out.outside == ("max_num_seqs 1 (fitted at 1024)",)
 
 
 def test_the_rtx5090_log_is_flagged_outside_the_fitted_settings():

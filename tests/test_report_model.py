@@ -1,4 +1,4 @@
-"""The plan's answer is one frozen, typed Report (kvfit.report.model): nothing can be assigned
+"""The plan's answer is one frozen, typed Report (kvfit.model): nothing can be assigned
 to it or its parts, its JSON is the schema's, and the renderers read it by attribute."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from kvfit.model import base as mb
+from kvfit.model import plan as rm
 from kvfit.planner.build import plan
 from kvfit.planner.request import PlanRequest
-from kvfit.report import model as rm
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN = ROOT / "tests" / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-32B"
@@ -31,8 +32,8 @@ def _parts(obj, seen=None):
             seen.append(obj)
             for f in dataclasses.fields(obj):
                 _parts(getattr(obj, f.name), seen)
-    elif isinstance(obj, (tuple, rm.Frozen)):
-        for v in (obj.values() if isinstance(obj, rm.Frozen) else obj):
+    elif isinstance(obj, (tuple, mb.Frozen)):
+        for v in (obj.values() if isinstance(obj, mb.Frozen) else obj):
             _parts(v, seen)
     return seen
 
@@ -67,14 +68,14 @@ def test_no_field_of_the_report_or_of_any_part_can_be_assigned(report):
 def test_lists_and_open_mappings_are_immutable_too(report):
     assert isinstance(report.layouts, tuple) and isinstance(report.warnings, tuple)
     sets = report.architecture.layer_sets
-    assert isinstance(sets, rm.Frozen)
+    assert isinstance(sets, mb.Frozen)
     with pytest.raises(TypeError):
         sets["all"] = None
-    frozen = rm.freeze({"a": [1, {"b": [2]}]})
+    frozen = mb.freeze({"a": [1, {"b": [2]}]})
     assert frozen["a"][1]["b"] == (2,)
     with pytest.raises(AttributeError):
         frozen._data = {}
-    assert rm.to_plain(frozen) == {"a": [1, {"b": [2]}]}
+    assert mb.to_plain(frozen) == {"a": [1, {"b": [2]}]}
 
 
 def test_the_recommended_layout_is_carried_in_full_and_stays_out_of_the_json(report):
@@ -128,8 +129,7 @@ def _functions(text: str) -> dict[str, str]:
 
 def test_the_renderers_read_the_report_by_attribute_only():
     found = {}
-    renderers = [p for p in sorted((ROOT / "kvfit" / "report").glob("*.py"))
-                 if p.name != "model.py"]          # the model itself (it reads no report)
+    renderers = sorted((ROOT / "kvfit" / "report").glob("*.py"))
     assert {p.name for p in renderers} >= {"text.py", "facts_text.py", "engine_text.py",
                                            "questions_text.py", "sweep_text.py", "plot.py",
                                            "jsonout.py"}

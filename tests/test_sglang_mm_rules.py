@@ -97,9 +97,9 @@ def test_qwen3_vl_off_hopper_keeps_the_embedding_cache():
            "vision_config": {"depth": 27, "hidden_size": 1152}, "text_config": {}}
     inp = Inputs([], 1, 4096, None, 81920 * MIB, capability="8.0",
                  architectures=("Qwen3VLForConditionalGeneration",), model_config=cfg)
-    assert sglang_mm.mm_reservation(RULES, inp, 81920)["value"] == 100 * MIB
+    assert sglang_mm.mm_reservation(RULES, inp, 81920).value == 100 * MIB
     inp.capability = "9.0"
-    assert sglang_mm.mm_reservation(RULES, inp, 81920)["value"] == 1024 * MIB
+    assert sglang_mm.mm_reservation(RULES, inp, 81920).value == 1024 * MIB
     assert sglang_mm.prefill_graph(RULES, inp)[0] is False
 
 

@@ -17,6 +17,8 @@ import pytest
 import sglang_record_cases as cases
 
 from kvfit.engines import predict_inputs
+from kvfit.engines.common import StageInputs
+from kvfit.model.base import to_plain
 from kvfit.planner.stages import partition, stage_components
 
 from conftest import run_json
@@ -33,7 +35,7 @@ def _id(r: dict) -> str:
 
 
 def _predict(r: dict, mem_fraction: float | None) -> dict:
-    """kvfit's SGLang section for the row's TP x PP layout; every stage's weights stated so its
+    """kvfit's SGLang section (JSON) for the row's TP x PP layout; every stage's weights stated so its
     budget is the record's 40 GiB (SGLang's fraction stated unless None)."""
     ctx = HEADER["context_len"]
     base = cases._inputs(r["dir"], r["tp"], "auto", ctx, 0)
@@ -44,15 +46,15 @@ def _predict(r: dict, mem_fraction: float | None) -> dict:
     stages, lo = [], 0
     for i, n in enumerate(parts):
         last = i == len(parts) - 1
-        stages.append({"components": stage_components(comps, lo, 1 << 62 if last else lo + n,
-                                                      last),
-                       "weights_bytes_per_rank": weights, "last": last, "layers": [lo, lo + n]})
+        stages.append(StageInputs(components=tuple(stage_components(
+            comps, lo, 1 << 62 if last else lo + n, last)), weights_bytes_per_rank=weights,
+            last=last, layers=(lo, lo + n)))
         lo += n
     base.stages = stages
     flags = {"kv_cache_dtype": "auto"}
     if mem_fraction is not None:
         flags["mem_fraction_static"] = mem_fraction
-    return predict_inputs("sglang", cases.VERSION, flags, base)
+    return to_plain(predict_inputs("sglang", cases.VERSION, flags, base))
 
 
 @pytest.mark.parametrize("r", ROWS, ids=_id)

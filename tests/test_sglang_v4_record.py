@@ -26,14 +26,16 @@ def _point(name: str, tp: int, kv: str = "auto", avail: int = BUDGET, context: i
 
 
 def _engine(p, **flags) -> dict:
-    """kvfit's SGLang section for a record point, SGLang's mem_fraction_static stated, with extra
-    SGLang flags (the budget stays the record's)."""
+    """kvfit's SGLang section (JSON) for a record point, SGLang's mem_fraction_static stated,
+    with extra SGLang flags (the budget stays the record's)."""
     from kvfit.engines import predict_inputs
+    from kvfit.model.base import to_plain
     mfs = p.row["resolved"]["mem_fraction_static"]
     free = int(cases.header()["free_before_gib"] * GIB)
     inp = cases._inputs(p.dir, p.tp, p.kv, p.context, int(mfs * free) - p.avail)
-    return predict_inputs("sglang", cases.VERSION, {"kv_cache_dtype": p.kv,
-                                                     "mem_fraction_static": mfs, **flags}, inp)
+    return to_plain(predict_inputs("sglang", cases.VERSION, {"kv_cache_dtype": p.kv,
+                                                              "mem_fraction_static": mfs,
+                                                              **flags}, inp))
 
 
 def _v(x):
@@ -185,7 +187,7 @@ def test_dsv4_mtp_is_not_modelled_and_says_so():
     inp = cases._inputs(p.dir, p.tp, p.kv, p.context, 10 * GIB)
     inp.components = list(st.components)
     e = predict_inputs("sglang", cases.VERSION, {}, inp)
-    assert any("mtp-swa" in w and "speculative" in w for w in e["warnings"])
+    assert any("mtp-swa" in w and "speculative" in w for w in e.warnings)
 
 
 def test_dsv4_fixed_pool_larger_than_the_budget_refuses():

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from kvfit.hardware.presets import find_accelerator, find_system
+from kvfit.model.plan import Layout, PerRank
 from kvfit.planner.layouts import recommend
 from kvfit.planner.systems import Topology, domains_spanned, of_hardware, of_system
-from kvfit.report.model import Layout, PerRank
 
 from conftest import run_cli, run_json
 

@@ -1,27 +1,27 @@
 """No string-key reads of the report or its parts in kvfit/planner, kvfit/engines and
-kvfit/report: the planner builds typed parts (kvfit.report.model) and reads them by attribute.
+kvfit/report: the planner builds typed parts (kvfit.model) and reads them by attribute.
 
 What counts as a string-key read of the report (an AST scan, imports inside functions too):
   - `x["key"]` (a subscript read with a string constant) or `x.get("key", ...)`,
-  - where "key" is a JSON field name of some part of kvfit.report.model (the report's own
+  - where "key" is a JSON field name of some part of kvfit.model (the report's own
     vocabulary: `max_sequences`, `per_rank`, `recommended`, `fits`, ...),
   - and the receiver (the name the subscript chain starts from, or the attribute it ends in:
     `m.edge["x"]` -> `edge`, `e["memory"]["value"]` -> `e`) is not one of the external-data
     holders named below.
 External data read by key is not the report: a checkpoint's config.json, an engine or
 architecture spec (YAML), the user's flags and options, a parsed engine log, nvidia-smi.
-What is not yet typed is listed in REMAINING with its count per file, so the remainder is
-visible and can only shrink: a file reading more fails, and a file reading fewer must lower
-its number here.
+The engines build their prediction typed (kvfit.model.engine) and read it by attribute, so
+no file has a string-key read of the report left.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 from pathlib import Path
 
-from kvfit.report import model as rm
+from kvfit import model
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("planner", "engines", "report")
@@ -92,32 +92,28 @@ EXTERNAL_IN = {
     ("engines/vllm_blocks.py", "rows"): "an engine spec's block-size rows (YAML)",
     ("engines/logparse.py", "flags"): "flags parsed from an engine log",
     ("engines/vllm_engine.py", "BoolOp"): "`(rules.values.get(...) or {})`: an engine spec rule (YAML)",
-    ("engines/vllm_engine.py", "attention_block"): "the block-size rule an engine spec names (YAML)",
+    ("engines/vllm_engine.py", "t"): "an engine spec's batch tier rows (YAML)",
+    ("engines/vllm_engine.py", "data"): "the JSON a running vLLM server answers (GET /version)",
+    ("engines/sglang_engine.py", "data"): "the JSON a running SGLang server answers",
+    ("engines/sglang_engine.py", "info"): "the JSON a running SGLang server answers",
+    ("engines/vllm.py", "rows"): "an engine spec's table rule (YAML)",
+    ("engines/vllm.py", "row"): "an engine spec's table row (YAML)",
+    ("engines/vllm.py", "tiers"): "an engine spec's batch tier rule (YAML)",
+    ("engines/vllm.py", "majors"): "an engine spec's compute-capability rule (YAML)",
+    ("engines/vllm.py", "model"): "config.json as a whole (Inputs.model_config)",
+    ("engines/sglang.py", "row"): "an engine spec's table row (YAML)",
+    ("engines/sglang.py", "BoolOp"): "`(dsv4 or rules)[...]`: an engine spec rule (YAML)",
+    ("engines/spec.py", "b"): "an engine spec's version block (YAML)",
+    ("engines/explain.py", "fl"): "the run's engine flags (the log's and the user's)",
+    ("planner/spellings.py", "aliases"): "the engine flags the user gave, by engine spelling",
 }
-# Not typed yet: reads of the engine's prediction while the engine module writes it (the
-# JSON-ready dict kvfit.planner.capacity types as EnginePrediction where it receives it:
-# kvfit.engines sits below kvfit.report and may not import its model), and the few planner
-# dicts left. {file: reads}; lower a number when you type a read, never raise one.
-REMAINING = {
-    "engines/base.py": 1,
-    "engines/budget.py": 9,
-    "engines/rows.py": 35,
-    "engines/sglang.py": 26,
-    "engines/sglang_engine.py": 20,
-    "engines/sglang_pp.py": 20,
-    "engines/vllm.py": 38,
-    "engines/vllm_blocks.py": 1,
-    "engines/vllm_engine.py": 23,
-    "engines/vllm_pp.py": 20,
-}
-
-
 def report_keys() -> set[str]:
     """Every JSON field name of a part of the report model."""
     out = set()
-    for v in vars(rm).values():
-        if isinstance(v, type) and dataclasses.is_dataclass(v):
-            out |= {f.name for f in dataclasses.fields(v)}
+    for name in model.SUBMODULES:
+        for v in vars(importlib.import_module(f"kvfit.model.{name}")).values():
+            if isinstance(v, type) and dataclasses.is_dataclass(v):
+                out |= {f.name for f in dataclasses.fields(v)}
     return out - {"more"}
 
 
@@ -169,16 +165,11 @@ def test_the_scan_sees_a_string_key_read_and_not_an_attribute_read(tmp_path):
     assert [(line, key) for line, _, key in found] == [(2, "max_sequences"), (3, "fits")]
 
 
-def test_no_string_key_reads_of_the_report_beyond_the_remaining_list():
+def test_no_string_key_reads_of_the_report():
     found = report_reads()
-    counts = {name: len(hits) for name, hits in found.items()}
-    over = {n: (c, REMAINING.get(n, 0)) for n, c in counts.items() if c > REMAINING.get(n, 0)}
-    assert not over, "string-key reads of the report (file: (found, allowed)): " + "; ".join(
-        f"{n}: {c} > {a} at " + ", ".join(f"{line} {recv}[{key!r}]"
-                                          for line, recv, key in found[n][:6])
-        for n, (c, a) in sorted(over.items()))
-    under = {n: (counts.get(n, 0), a) for n, a in REMAINING.items() if counts.get(n, 0) < a}
-    assert not under, f"fewer reads than REMAINING allows; lower these numbers: {under}"
+    assert not found, "string-key reads of the report: " + "; ".join(
+        f"{n}: " + ", ".join(f"{line} {recv}[{key!r}]" for line, recv, key in hits[:6])
+        for n, hits in sorted(found.items()))
 
 
 def test_the_planner_reads_no_layout_by_key():

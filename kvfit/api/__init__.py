@@ -25,7 +25,7 @@ __all__ = ["BadInput", "ConfigError", "HubError", "KvfitError", "SpecError", "Un
 
 def plan(model, **options):
     """Plan `model` (a Hub id, checkpoint folder, config.json or *.toml preset) with the
-    `kvfit MODEL` flags as keywords; returns the frozen Report (kvfit.report.model.Report),
+    `kvfit MODEL` flags as keywords; returns the frozen Report (kvfit.model.plan.Report),
     whose to_json() is the dict `kvfit MODEL ... --json` prints.
 
     Raises BadInput (bad options, values, preset or config), Unsupported (no spec covers the
@@ -118,7 +118,7 @@ def list_hardware():
     """The accelerator presets (a Listing of rows: id, name, aliases, nominal_gib,
     visible_mib, unified), as `kvfit --list-hardware --json`."""
     from ..hardware.presets import accelerators
-    from ..report.model import Frozen
+    from ..model.base import Frozen
     from .results import Listing
 
     accs = sorted({a.id: a for a in accelerators().values()}.values(), key=lambda a: a.id)
@@ -130,8 +130,8 @@ def list_hardware():
 def list_systems():
     """The system presets (a Listing of rows: id, name, hardware, accelerators, hosts,
     scale-up domain, memory domains, fabrics), as `kvfit --list-systems --json`."""
+    from ..model.base import Frozen
     from ..planner.systems import listing
-    from ..report.model import Frozen
     from .results import Listing
 
     return Listing(rows=tuple(Frozen(r) for r in listing()))
@@ -141,8 +141,8 @@ def catalog_search(query: str = "", limit: int = 20):
     """Offline catalog entries whose repo id (or former id) holds `query` (any letter case;
     "" matches all), best first, at most `limit`: a Listing of the objects
     `kvfit catalog show ID --json` prints."""
+    from ..model.base import Frozen
     from ..numbers import whole
-    from ..report.model import Frozen
     from .catalog import describe, search
     from .results import Listing
 

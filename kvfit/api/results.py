@@ -1,4 +1,4 @@
-"""The API's typed results other than a plan's Report (kvfit.report.model): frozen, and
+"""The API's typed results other than a plan's Report (kvfit.model): frozen, and
 to_json() is the JSON the CLI prints for the same question (`kvfit fit --json`,
 `kvfit explain-log --json`, `--list-hardware --json`, `--list-systems --json`)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from ..report.model import ABSENT, Frozen, freeze, to_plain
+from ..model.base import ABSENT, Frozen, freeze, to_plain
 
 RESULT = {"frozen": True, "slots": True, "kw_only": True}
 

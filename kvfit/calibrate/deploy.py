@@ -101,8 +101,8 @@ def engine_prediction(report, engine: str) -> dict | None:
     if lay is None or lay.capacity_model != engine:
         return None
     from ..engines import get
-    from ..report.model import ABSENT
-    basis = get(engine).concurrency_basis(lay.engine.to_json())
+    from ..model.base import ABSENT
+    basis = get(engine).concurrency_basis(lay.engine)
     per = lay.sequences_per_replica
     return {"per_replica": None if per is ABSENT else per, "total": lay.max_sequences,
             "engine": engine, "version": lay.engine.version, "basis": basis}

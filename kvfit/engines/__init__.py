@@ -18,7 +18,9 @@ Adding an engine is one spec file plus one module:
   1. specs/engines/<id>.yaml, valid against schemas/engine.v1.schema.json, whose `module` key
      names the Python module implementing it (e.g. `module: kvfit.engines.vllm_engine`);
   2. that module defines `ENGINE`, an instance of a kvfit.engines.base.Engine subclass whose
-     `id` is the spec's id.
+     `id` is the spec's id; its `predict` builds the typed prediction
+     (kvfit.model.engine.EnginePrediction, via kvfit.engines.common.prediction and `num`),
+     its own numbers beyond the model's fields in `more`.
 A spec file in specs/engines/ is discovered by its file name (`--engine <id>`); a spec kept
 elsewhere (a plugin, a test) is added with `register(path)`, which validates it and makes its
 id known to every front end of this process. Its module is imported when the engine is first

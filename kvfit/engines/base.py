@@ -148,14 +148,15 @@ class Engine(ABC):
         return rules_for(self.id, version, strict)
 
     @abstractmethod
-    def predict(self, rules, flags: dict, inp) -> dict:
-        """The engine's prediction body for one layout (a kvfit.engines.common.Inputs): its
-        pool, refusal and per-instance concurrency numbers, each with a basis."""
+    def predict(self, rules, flags: dict, inp):
+        """The engine's prediction for one layout (a kvfit.engines.common.Inputs), typed: a
+        kvfit.model.engine.EnginePrediction (kvfit.engines.common.prediction) with its pool,
+        refusal and per-instance concurrency numbers, each with a basis."""
 
     @abstractmethod
-    def per_instance(self, e: dict, ctx: int) -> tuple[int | None, str]:
-        """(full-context sequences one engine instance admits, why) from its prediction `e`;
-        None when the prediction could not size the pool."""
+    def per_instance(self, e, ctx: int) -> tuple[int | None, str]:
+        """(full-context sequences one engine instance admits, why) from its prediction `e`
+        (an EnginePrediction); None when the prediction could not size the pool."""
 
     def budget_utilization(self, rules) -> tuple[float | None, str]:
         """(utilization every budget of the plan uses when none was stated, its basis); None:
@@ -170,14 +171,15 @@ class Engine(ABC):
         """Why a stated pool cannot sit beside `weights` on a GPU of `total` bytes, or None."""
         return None
 
-    def memory_parts(self, e: dict, hw: dict) -> dict | None:
-        """Its prediction's per-rank memory as chart parts: {total, basis, weights, state,
+    def memory_parts(self, e, hw) -> dict | None:
+        """Its prediction's (EnginePrediction `e`) per-rank memory on the plan's hardware
+        (kvfit.model.plan.Hardware `hw`) as chart parts: {total, basis, weights, state,
         reserve, engine_overheads} in bytes (kvfit.planner.memory_bars), or None."""
         return None
 
-    def concurrency_basis(self, e: dict) -> str:
+    def concurrency_basis(self, e) -> str:
         """Where its per-instance concurrency comes from, for calibration's deployment."""
-        return e.get("basis", f"{self.title} prediction")
+        return f"{self.title} prediction"
 
     def check_pipeline(self, pp: int, mtp: bool) -> None:
         """Raise UsageError for a pipeline request kvfit does not model for this engine."""
@@ -198,11 +200,11 @@ class Engine(ABC):
         """Its launch spelling of a sparse-indexer cache dtype, None when it takes none."""
         return None
 
-    def launch_memory(self, flags: dict, stated: bool, utilization: float, e: dict
+    def launch_memory(self, flags: dict, stated: bool, utilization: float, e
                       ) -> tuple[float | None, float | None]:
         """(utilization, memory fraction) its launch command states; pops the flags that carry
         them. stated: the user gave a utilization; utilization: the plan's resolved one;
-        e: the layout's prediction."""
+        e: the layout's prediction (an EnginePrediction; ABSENT without one)."""
         return None, None
 
     def launch(self, version: str | None, spec) -> dict:

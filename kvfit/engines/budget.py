@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 
+from ..model.base import freeze
+from ..model.engine import FittedRegime, Quantity
 from .common import GIB, MIB, Inputs, num
 
 
-def torch_total(rules, inp: Inputs) -> dict:
+def torch_total(rules, inp: Inputs) -> Quantity:
     """Memory the engine sees as the GPU total (torch), bytes."""
     if inp.total_bytes is not None:
         return num(inp.total_bytes, inp.total_basis or "hardware spec: CUDA total")
@@ -24,7 +26,7 @@ def torch_total(rules, inp: Inputs) -> dict:
                ": driver-visible memory minus the torch offset")
 
 
-def context_overhead(rules, tp: int) -> dict:
+def context_overhead(rules, tp: int) -> Quantity:
     """Memory gone before the engine's budget starts (CUDA context, communicators), bytes."""
     name = "cuda_context_gib" if tp == 1 else "cuda_context_tp_gib"
     return num(int(rules.est(name) * GIB), rules.est_basis(name))
@@ -38,7 +40,7 @@ def positive_gib(flag: str, value: float) -> float:
     return value
 
 
-def free_before_load(rules, inp: Inputs, log_basis: str | None = None) -> dict:
+def free_before_load(rules, inp: Inputs, log_basis: str | None = None) -> Quantity:
     """Free memory per GPU the engine sees before it loads weights, bytes: the user's
     --free-before-load-gib (at most the GPU's total), else a log's figure (when `log_basis`
     names where the log shows it), else the total minus the fitted CUDA-context estimate."""
@@ -47,22 +49,22 @@ def free_before_load(rules, inp: Inputs, log_basis: str | None = None) -> dict:
     if stated is not None:
         from ..errors import UsageError
         value = int(positive_gib("--free-before-load-gib", stated) * GIB)
-        if total["value"] is not None and value > total["value"]:
+        if total.value is not None and value > total.value:
             raise UsageError(f"--free-before-load-gib {stated:g} is more than the GPU's total "
-                             f"memory as the engine sees it ({total['value'] / GIB:.2f} GiB: "
-                             f"{total['basis']}).", hint="State the free memory per GPU "
+                             f"memory as the engine sees it ({total.value / GIB:.2f} GiB: "
+                             f"{total.basis}).", hint="State the free memory per GPU "
                              "before the engine starts (nvidia-smi, or torch.cuda.mem_get_info"
                              "()), at most the total.")
         return num(value, "user")
     if inp.free_before_load_bytes is not None and log_basis:
         return num(inp.free_before_load_bytes, log_basis)
-    if total["value"] is None:
+    if total.value is None:
         return total
     ctx = context_overhead(rules, inp.tp)
-    return num(total["value"] - ctx["value"], f"{total['basis']}; minus {ctx['basis']}")
+    return num(total.value - ctx.value, f"{total.basis}; minus {ctx.basis}")
 
 
-def loaded_weights(rules, inp: Inputs) -> dict:
+def loaded_weights(rules, inp: Inputs) -> Quantity:
     """Weight bytes one rank holds after loading, with the engine's packing estimate."""
     w = inp.weights_bytes_per_rank
     if w is None:
@@ -77,7 +79,7 @@ def loaded_weights(rules, inp: Inputs) -> dict:
     return num(w, inp.weights_basis)
 
 
-def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> dict:
+def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> Quantity:
     """vLLM's profiling-run activation peak (bytes): base + copies x fp32 sampler logits."""
     if "activation" in inp.overrides:
         return num(int(inp.overrides["activation"] * GIB), "user")
@@ -95,7 +97,7 @@ def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> dict:
                note=rules.estimates["activation_base_gib"].get("note"))
 
 
-def non_torch(rules, inp: Inputs) -> dict:
+def non_torch(rules, inp: Inputs) -> Quantity:
     """Non-torch memory growth during profiling (communicator buffers), bytes."""
     if "non_torch" in inp.overrides:
         return num(int(inp.overrides["non_torch"] * GIB), "user")
@@ -112,7 +114,7 @@ def capture_sizes(largest: int) -> int:
     return len(small) + mid + big
 
 
-def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> dict:
+def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> Quantity:
     """vLLM's CUDA-graph memory estimate (bytes) for PIECEWISE + FULL decode graphs."""
     if "cudagraph" in inp.overrides:
         return num(int(inp.overrides["cudagraph"] * GIB), "user")
@@ -128,7 +130,8 @@ def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> dict:
                graphs=n_piece + n_full)
 
 
-def regime_check(rules, inp: Inputs, names: list[str], settings: dict | None = None) -> dict:
+def regime_check(rules, inp: Inputs, names: list[str], settings: dict | None = None
+                 ) -> FittedRegime:
     """Whether this prediction lies inside the regime the fitted constants `names` were fitted
     in (engine version, GPU, TP size and, where a constant records them, the engine settings
     it depends on: specs/engines/*.yaml `regime`), and if not, where not. `settings`: the
@@ -148,8 +151,8 @@ def regime_check(rules, inp: Inputs, names: list[str], settings: dict | None = N
             outside.append(f"{key} {value} (fitted at {'/'.join(map(str, fitted))})")
     note = ("inside the fitted regime" if not outside else "outside the fitted regime: " +
             "; ".join(outside) + ": the non-KV terms are extrapolated")
-    return {"inside": not outside, "outside": outside, "regime": reg, "note": note,
-            "constants": list(names)}
+    return FittedRegime(inside=not outside, outside=tuple(outside), regime=freeze(reg),
+                        note=note, constants=tuple(names))
 
 
 def ceil_bytes(x: float) -> int:

@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..model.base import ABSENT, Frozen, freeze
+from ..model.engine import EnginePrediction, Quantity, Refusal
+
 GIB, MIB = 1024**3, 1024**2
+_PLAIN = (str, int, float, bool, type(None))
 
 
-def num(value, basis: str, **extra) -> dict:
-    """A JSON-ready number with its basis ("engine rule <file:line>", "estimate (...)", "user",
-    "log", "checkpoint", "hardware spec"), plus optional extra keys."""
-    out = {"value": value, "basis": basis}
-    out.update({k: v for k, v in extra.items() if v is not None})
-    return out
+def num(value, basis: str, *, charged: bool = ABSENT, **extra) -> Quantity:
+    """A number with its basis ("engine rule <file:line>", "estimate (...)", "user", "log",
+    "checkpoint", "hardware spec"), plus optional extra facts (None ones left out)."""
+    more = {k: v for k, v in extra.items() if v is not None}
+    return Quantity(value=value if type(value) in _PLAIN else freeze(value), basis=basis,
+                    charged=charged, more=Frozen(more) if more else ABSENT)
+
+
+def prediction(rules, inp, **parts) -> EnginePrediction:
+    """An engine's prediction for one instance at inp.tp: the rules it used and its `parts`
+    (kvfit.model.engine.EnginePrediction fields); the registry adds how the version was
+    chosen."""
+    return EnginePrediction(
+        engine=rules.engine, version=rules.version, rules_range=rules.label,
+        evidence=freeze(list(rules.evidence)), tp=inp.tp,
+        per="one engine instance (one DP replica); every number is per GPU of it",
+        metrics=freeze(rules.metrics), **parts)
 
 
 def gib(n: float | int | None) -> str:
@@ -43,8 +58,8 @@ class Inputs:
     capability: the GPU's CUDA compute capability ("9.0"; None: unknown); kv_bytes: bytes per
       KV value of the cache (the MLA backend, hence the block size, depends on both);
     index_dtype: the sparse-indexer key dtype the user chose (None: the engine's default);
-    stages: pipeline stages, each {"components", "weights_bytes_per_rank", "last", "layers"}
-      (None: no pipeline parallelism; vLLM only, kvfit.engines.vllm_pp);
+    stages: pipeline stages (StageInputs; None: no pipeline parallelism;
+      kvfit.engines.vllm_pp, kvfit.engines.sglang_pp);
     sampler: False on a PP stage that is not the last (no sampler logits in its profiling run);
     kv_name: kvfit's name of the KV cache dtype ("fp8_e4m3"; some backends take only some 8-bit
       spellings); head_size: the model's largest attention head size (vLLM's whole-model
@@ -100,15 +115,26 @@ class Inputs:
         return any(c.kind == "constant" for c in self.components)
 
 
-def too_long(where: str, length: int, inp: Inputs) -> dict | None:
+@dataclass(frozen=True, slots=True)
+class StageInputs:
+    """One pipeline stage's inputs: its state components, the weight bytes one of its ranks
+    loads, whether it is the last stage, and its decoder layers [first, end)."""
+
+    components: tuple
+    weights_bytes_per_rank: int | None
+    last: bool
+    layers: tuple[int, int]
+
+
+def too_long(where: str, length: int, inp: Inputs) -> Refusal | None:
     """The refusal for a max_model_len above the config's declared maximum, or None; `where`:
     the engine code that refuses it."""
     if inp.max_context is None or length <= inp.max_context:
         return None
-    return {"reason": f"User-specified max_model_len ({length}) is greater than the derived "
-                      f"max_model_len ({inp.max_context}) from the model's config.json.",
-            "rule": f"engine rule {where}; not in engines.md (the engines allow it only with "
-                    "an override environment variable)"}
+    return Refusal(reason=f"User-specified max_model_len ({length}) is greater than the derived "
+                          f"max_model_len ({inp.max_context}) from the model's config.json.",
+                   rule=f"engine rule {where}; not in engines.md (the engines allow it only "
+                        "with an override environment variable)")
 
 
 def flag(flags: dict, name: str, default=None):

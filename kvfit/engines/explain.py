@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
+from ..model.base import to_plain
 from .common import GIB, MIB, Inputs
 from .logparse import LogFacts, parse
 from .registry import predict_inputs, resolve_version
@@ -173,7 +174,7 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
             "config": meta.source, "tp": tp, "tp_basis": tp_basis, "kv_dtype": state.kv.name,
             "max_model_len": context,
             "rows": rows_for(facts, end_to_end, from_printed), "notes": notes,
-            "prediction": end_to_end}
+            "prediction": to_plain(end_to_end)}
 
 
 def _check_ranks(facts: LogFacts, tp: int, basis: str) -> None:
@@ -245,7 +246,7 @@ def _capability(hardware: str | None) -> str | None:
     return find_accelerator(hardware).compute_capability if hardware else None
 
 
-def _from_printed(facts, version, flags, inp) -> dict | None:
+def _from_printed(facts, version, flags, inp):
     """The vLLM prediction with the printed available memory as --kv-cache-memory-bytes."""
     avail = facts.printed.get("available_gib")
     if facts.engine != "vllm" or avail is None:

@@ -62,7 +62,7 @@ def own_blocks(pages: list[LayerPage]) -> bool:
     return bool(pages) and all(p.block_tokens for p in pages)
 
 
-def user_block(rules, pages, block: int) -> tuple[list, dict | None]:
+def user_block(rules, pages, block: int) -> tuple[list, object]:
     """A user --block-size on a model whose every layer has its own engine block: it sets the
     block of the layer families that take cache_config.block_size (rule
     own_block_user_families; DeepSeek-V4: the compressed MLA and indexer layers), the others
@@ -75,10 +75,11 @@ def user_block(rules, pages, block: int) -> tuple[list, dict | None]:
     for p in pages:
         if p.family in rule["value"]:
             if block % p.block_tokens:
-                return pages, {"reason": f"--block-size {block} is not a multiple of the "
-                               f"{p.block_tokens}-token kernel block of the {p.name} layers: "
-                               "no attention kernel block fits it.",
-                               "rule": rules.basis("own_block_user_families")}
+                from ..model.engine import Refusal
+                return pages, Refusal(reason=f"--block-size {block} is not a multiple of the "
+                                      f"{p.block_tokens}-token kernel block of the {p.name} "
+                                      "layers: no attention kernel block fits it.",
+                                      rule=rules.basis("own_block_user_families"))
             p = replace(p, block_tokens=block)
         out.append(p)
     return out, None

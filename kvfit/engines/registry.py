@@ -102,20 +102,20 @@ def resolve_rules(engine: str, version: str | None, strict: bool = False):
     return rules, how
 
 
-def predict_inputs(engine: str, version: str | None, flags: dict, inp) -> dict:
-    """The `engine` section for one layout from prepared inputs (a kvfit.engines.common.Inputs)."""
+def predict_inputs(engine: str, version: str | None, flags: dict, inp):
+    """The engine's prediction (kvfit.model.engine.EnginePrediction) for one layout from
+    prepared inputs (a kvfit.engines.common.Inputs), with how its version was chosen."""
+    from dataclasses import replace
+
     rules, how = resolve_rules(engine, version)
-    body = get(engine).predict(rules, dict(flags), inp)
-    return {"engine": engine, "version": rules.version, "version_basis": how,
-            "rules_range": rules.label, "evidence": list(rules.evidence), "tp": inp.tp,
-            "per": "one engine instance (one DP replica); every number is per GPU of it",
-            "metrics": rules.metrics, **body}
+    return replace(get(engine).predict(rules, dict(flags), inp), version_basis=how)
 
 
 def predict(engine: str, version: str | None, flags: dict, components: list, tp: int,
             weights_bytes_per_rank: int | None, memory_bytes_per_gpu: int, context: int,
             quant: dict | None, **extra) -> dict:
-    """JSON-ready prediction of `engine` at `version` for one TP layout.
+    """The JSON-ready prediction of `engine` at `version` for one TP layout (the typed one is
+    predict_inputs').
 
     components: kvfit ComponentState list (evaluate them with the engine's KV dtype: see
       kvfit.engines.state.engine_state); weights_bytes_per_rank: checkpoint bytes one rank
@@ -132,4 +132,5 @@ def predict(engine: str, version: str | None, flags: dict, components: list, tp:
     engine, at = parse_engine(engine)
     inp = Inputs(list(components), tp, context, weights_bytes_per_rank, memory_bytes_per_gpu,
                  quant=quant, **extra)
-    return predict_inputs(engine, version or at, flags, inp)
+    from ..model.base import to_plain
+    return to_plain(predict_inputs(engine, version or at, flags, inp))

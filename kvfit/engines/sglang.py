@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 from ..checkpoint.kv_auto import dsa_model
+from ..model.engine import EnginePrediction, PoolCells, Quantity, Refusal
 from . import budget, sglang_dsv4, sglang_mm
-from .common import MIB, Inputs, flag, gib, num, too_long
+from .common import MIB, Inputs, flag, gib, num, prediction, too_long
 from .pages import layer_pages
 
 
@@ -21,7 +22,7 @@ def _tier(rules, gpu_mib: int) -> dict:
     return next((r for r in rows if gpu_mib / 1024 < r["below_gib"]), rows[-1])
 
 
-def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) -> dict:
+def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) -> Quantity:
     """--mem-fraction-static: the user's, else the version's default rule."""
     if flags.get("mem_fraction_static") is not None:
         return num(flags["mem_fraction_static"], "user")
@@ -68,24 +69,24 @@ def mem_fraction(rules, flags: dict, inp: Inputs, gpu_mib: int, attn_dp: int) ->
                                                 f"MiB; chunked prefill {chunk}, {graphs})")
     vlm = sglang_mm.vlm_factor(rules, inp)
     if vlm is not None:
-        value *= vlm["value"]
-        basis += f"; x {vlm['value']:.6g} for a multimodal model: {vlm['basis']}"
+        value *= vlm.value
+        basis += f"; x {vlm.value:.6g} for a multimodal model: {vlm.basis}"
     return num(value, basis, reserved_mib=round(reserved), chunked_prefill_size=chunk,
-               vlm_factor=vlm["value"] if vlm else None)
+               vlm_factor=vlm.value if vlm else None)
 
 
-def _from_utilization(rules, inp: Inputs) -> dict:
+def _from_utilization(rules, inp: Inputs) -> Quantity:
     """--utilization u (a fraction of the GPU's total memory, as vLLM's) converted to the
     static fraction of free memory before loading that gives the same static pool:
     mem_fraction_static = u x total / free before load (kv_cache_configurator.py:2990-3060:
     the pool gets free_before x mem_fraction_static minus the weights)."""
     total, free = budget.torch_total(rules, inp), _free_before(rules, inp)
-    if total["value"] is None or free["value"] is None:
+    if total.value is None or free.value is None:
         return num(None, "GPU memory unknown (pass --hardware or --mem-fraction-static)")
-    value = round(inp.utilization * total["value"] / free["value"], 3)
+    value = round(inp.utilization * total.value / free.value, 3)
     return num(value, f"converted from --utilization {inp.utilization:g}: u x total "
-               f"({total['value'] / 2**30:.2f} GiB) / free before load "
-               f"({free['value'] / 2**30:.2f} GiB) (engine rule sglang/srt/mem_cache/"
+               f"({total.value / 2**30:.2f} GiB) / free before load "
+               f"({free.value / 2**30:.2f} GiB) (engine rule sglang/srt/mem_cache/"
                "kv_cache_configurator.py:2990-3060)", from_utilization=inp.utilization)
 
 
@@ -111,7 +112,8 @@ def hybrid_swa(rules, inp: Inputs) -> bool:
     """Whether SGLang gives sliding / chunked layers their own SWA pool: only for the
     architecture classes it lists; every other model's windowed layers sit in the full pool
     at full size. Unknown architectures (none given) keep the SWA pool."""
-    listed = rules.values.get("hybrid_swa_architectures", {}).get("value")
+    rule = rules.values.get("hybrid_swa_architectures")
+    listed = rule["value"] if rule else None
     return not listed or not inp.architectures or any(a in listed for a in inp.architectures)
 
 
@@ -197,8 +199,8 @@ def _recurrent(rules, flags, rest: float, slot: int, attn_dp: int = 1
     return size, rest - (size + 1) * slot, basis
 
 
-def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
-            slot: int | None = None) -> dict:
+def predict(rules, flags: dict, inp: Inputs, mfs: Quantity | None = None,
+            slot: int | None = None) -> EnginePrediction:
     """SGLang's start-up numbers for one attention-DP group at this TP size (under PP: every
     stage's, the binding one's on top, kvfit.engines.sglang_pp). mfs / slot: a PP stage's
     fraction and Mamba slot bytes, which the whole pipeline decides."""
@@ -234,29 +236,31 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
            "context_len": num(context, "user" if flags.get("max_model_len") else
                               "plan: the context"),
            "mem_fraction_static": mfs, "free_before_load_bytes": free, "weights_bytes": weights,
-           "cells": {"full_bytes_per_token": num(_exact(cells["full"]), state),
-                     "swa_bytes_per_token": num(_exact(cells["swa"]), state),
-                     "recurrent_bytes_per_slot": num(int(cells["slot"]), state),
-                     "unmodelled_kinds": cells["unmodelled"]}}
+           "cells": PoolCells(full_bytes_per_token=num(_exact(cells["full"]), state),
+                              swa_bytes_per_token=num(_exact(cells["swa"]), state),
+                              recurrent_bytes_per_slot=num(int(cells["slot"]), state),
+                              unmodelled_kinds=tuple(cells["unmodelled"]))}
     long = too_long("sglang/srt/configs/model_config.py (context length check)", context, inp)
     if cells["unmodelled"] and dsv4:
-        out["warnings"] = [f"{', '.join(cells['unmodelled'])}: not modelled in SGLang's DeepSeek-V4 "
-                           f"pools ({rules.values['dsv4_pool']['note']}); left out of the cells"]
+        out["warnings"] = (f"{', '.join(cells['unmodelled'])}: not modelled in SGLang's "
+                           f"DeepSeek-V4 pools ({rules.values['dsv4_pool']['note']}); left out "
+                           "of the cells",)
     elif cells["unmodelled"]:
-        out["warnings"] = [f"cache kinds {', '.join(cells['unmodelled'])} are not in SGLang's "
-                           "generic pools; they are left out of the cell"]
-    missing = [f"{name}: {x['basis']}" for name, x in (("free memory", free), ("weights", weights),
-               ("mem_fraction_static", mfs)) if x["value"] is None]
+        out["warnings"] = (f"cache kinds {', '.join(cells['unmodelled'])} are not in SGLang's "
+                           "generic pools; they are left out of the cell",)
+    missing = [f"{name}: {x.basis}" for name, x in (("free memory", free), ("weights", weights),
+               ("mem_fraction_static", mfs)) if x.value is None]
     if missing:
-        out["rest_bytes"] = num(None, "not predicted: " + "; ".join(missing))
-        return out | _pools(rules, flags, None, cells, page, context, attn_dp,
-                            out["rest_bytes"]["basis"]) | {"refusal": long}
+        why = "not predicted: " + "; ".join(missing)
+        return prediction(rules, inp, **out, rest_bytes=num(None, why),
+                          **_pools(rules, flags, None, cells, page, context, attn_dp, why)
+                          | {"refusal": long})
     mm = sglang_mm.mm_reservation(rules, inp, gpu_mib)
-    rest = mfs["value"] * free["value"] - weights["value"] - mm["value"]
+    rest = mfs.value * free.value - weights.value - mm.value
     out["rest_bytes"] = num(int(rest), "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:"
                             "2990-3060 (free after weights - free before x (1 - mem_fraction_static)"
-                            + (f" - the multimodal reservation: {mm['basis']})" if mm["value"] else ")"))
-    if mm["value"]:
+                            + (f" - the multimodal reservation: {mm.basis})" if mm.value else ")"))
+    if mm.value:
         out["multimodal_reserve_bytes"] = mm
     if dsv4 and rest > 0:
         out |= sglang_dsv4.pools(rules, dsv4, flags, rest, v4, page, attn_dp, lambda r, f, t, dp:
@@ -266,23 +270,25 @@ def predict(rules, flags: dict, inp: Inputs, mfs: dict | None = None,
     if long:
         out["refusal"] = long
     elif rest <= 0:
-        need = round(1 - (free["value"] - weights["value"]) / free["value"], 3)
-        out["refusal"] = {"reason": "Not enough memory: the weights leave no room for the KV cache. "
-                          f"Increase --mem-fraction-static (at least {need}).",
-                          "rule": "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3043-3058"}
-    return out
+        need = round(1 - (free.value - weights.value) / free.value, 3)
+        out["refusal"] = Refusal(
+            reason="Not enough memory: the weights leave no room for the KV cache. Increase "
+                   f"--mem-fraction-static (at least {need}).",
+            rule="engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3043-3058")
+    return prediction(rules, inp, **out)
 
 
-def _free_before(rules, inp: Inputs) -> dict:
+def _free_before(rules, inp: Inputs) -> Quantity:
     return budget.free_before_load(rules, inp, "log: avail mem + mem usage at 'Load weight end'")
 
 
 def _pools(rules, flags, rest, cells, page: int, context: int, attn_dp: int,
            why: str = "needs the memory left after weights") -> dict:
-    """max_total_num_tokens, SWA tokens, recurrent slots, pool bytes and the running cap."""
+    """max_total_num_tokens, SWA tokens, recurrent slots, pool bytes and the running cap (as
+    EnginePrediction fields)."""
     none = num(None, why)
     out = {"max_total_num_tokens": none, "swa_tokens": None, "mamba_cache_size": None,
-           "max_running_requests": none, "pool_bytes": none, "refusal": None, "log_lines": []}
+           "max_running_requests": none, "pool_bytes": none, "refusal": None, "log_lines": ()}
     if rest is None or rest <= 0:
         return out
     kv_rest, slots = rest, None
@@ -312,11 +318,11 @@ def _pools(rules, flags, rest, cells, page: int, context: int, attn_dp: int,
                             "page, x bytes per token; K + V together)")
     lines.append(f"KV Cache is allocated. #tokens: {tokens}, K+V size: {gib(pool)[:-4]} GB")
     out["max_running_requests"] = _running(rules, flags, tokens, context, attn_dp, slots)
-    out["log_lines"] = lines
+    out["log_lines"] = tuple(lines)
     return out
 
 
-def _running(rules, flags, tokens: int, context: int, attn_dp: int, slots) -> dict:
+def _running(rules, flags, tokens: int, context: int, attn_dp: int, slots) -> Quantity:
     """Effective max_running_requests per DP worker (kv_cache_configurator.py:3119-3172)."""
     est = int(tokens / context * rules["running_requests_per_context"])
     est = min(max(est, rules["running_requests_min"]), rules["running_requests_max"])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+from ..model.engine import Refusal
 from .common import num
 from .pages import layer_pages, page_bytes
 
@@ -87,7 +88,8 @@ def fixed_bytes(requests, tp: int, running: int) -> int:
 
 def pools(rules, r: dict, flags: dict, rest: float, cell: dict, block: int, attn_dp: int,
           running_fn) -> dict:
-    """max_total_num_tokens, SWA tokens and the running cap (calculate_pool_sizes, :1638-1700)."""
+    """max_total_num_tokens, SWA tokens and the running cap (calculate_pool_sizes, :1638-1700),
+    as EnginePrediction fields."""
     ratio = float(flags.get("swa_full_tokens_ratio") or r["swa_full_tokens_ratio"])
     requested = int(flags.get("max_running_requests") or r["max_running_requests"])
     running = max(1, requested // attn_dp)          # per attention-DP worker (:1141-1145)
@@ -109,14 +111,14 @@ def pools(rules, r: dict, flags: dict, rest: float, cell: dict, block: int, attn
                                        f"{cell['swa']:,.2f} B per SWA token + {cell['full']:,.2f} B)"),
            "pool_bytes": num(int(tokens * per_full + fixed), f"{RULE}:1638-1700 (full tokens x "
                              "bytes per full token + the fixed state pools)")}
-    out["refusal"] = None if tokens > 0 else {
-        "reason": f"Not enough memory: the fixed DeepSeek-V4 state pools ({fixed:,} B for {running} "
-                  "running requests) leave no room for one page of tokens. Increase "
-                  "--mem-fraction-static or lower --max-running-requests.",
-        "rule": f"{RULE}:94-99 (MemoryPoolConfig refuses max_total_num_tokens <= 0)"}
+    out["refusal"] = None if tokens > 0 else Refusal(
+        reason=f"Not enough memory: the fixed DeepSeek-V4 state pools ({fixed:,} B for {running} "
+               "running requests) leave no room for one page of tokens. Increase "
+               "--mem-fraction-static or lower --max-running-requests.",
+        rule=f"{RULE}:94-99 (MemoryPoolConfig refuses max_total_num_tokens <= 0)")
     cap = dict(flags, max_running_requests=requested)
     out["max_running_requests"] = running_fn(rules, cap, tokens, attn_dp)
-    out["log_lines"] = [f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, "
+    out["log_lines"] = (f"DSV4 pool sizes: full={tokens}, swa={swa}, c4={tokens // 4}, "
                         f"c128={tokens // 128}, c4_state={swa // block * r['c4_ring']}, "
-                        "c128_state=0"]
+                        "c128_state=0",)
     return out

@@ -4,6 +4,7 @@ spellings stay in specs/engines/sglang.yaml."""
 
 from __future__ import annotations
 
+from ..model.base import ABSENT
 from .base import DpaProfile, Engine, Tunable, TuneFacts, halvings, memory_tunable, speculative_tunable
 
 
@@ -31,22 +32,22 @@ class Sglang(Engine):
     server_args = ("--enable-metrics",)
     probe_script = "probe_sglang.py"
 
-    def predict(self, rules, flags: dict, inp) -> dict:
+    def predict(self, rules, flags: dict, inp):
         from . import sglang
         return sglang.predict(rules, flags, inp)
 
-    def per_instance(self, e: dict, ctx: int) -> tuple[int | None, str]:
+    def per_instance(self, e, ctx: int) -> tuple[int | None, str]:
         """max_total_num_tokens // context_len, capped by max_running_requests (per DP worker,
         kv_cache_configurator.py:3119-3172)."""
-        label = f"{self.title} {e['version']}"
-        if e.get("refusal"):
-            return 0, f"{label} refuses to start: {e['refusal']['reason']}"
-        tokens = e["max_total_num_tokens"]["value"]
+        label = f"{self.title} {e.version}"
+        if e.refusal:
+            return 0, f"{label} refuses to start: {e.refusal.reason}"
+        tokens = e.max_total_num_tokens.value
         if tokens is None:
-            return None, e["max_total_num_tokens"]["basis"]
+            return None, e.max_total_num_tokens.basis
         per = tokens // ctx
         why = f"{label}: {tokens:,} pool tokens / {ctx:,} = {per} per instance"
-        cap = (e.get("max_running_requests") or {}).get("value")
+        cap = e.max_running_requests.value if e.max_running_requests else None
         if cap is not None and per > cap:
             per, why = cap, why + f", capped at max_running_requests {cap}"
         return per, why
@@ -118,24 +119,24 @@ class Sglang(Engine):
                                       rules.basis("mem_fraction_rule")))
         return tuple(out)
 
-    def memory_parts(self, e: dict, hw: dict) -> dict | None:
+    def memory_parts(self, e, hw) -> dict | None:
         """total = the device memory; state = the token pool; engine overheads = the static
         reserve (free before load x (1 - mem_fraction_static)) + what the CUDA context and
         driver hold (memory - free before load)."""
-        def v(key):
-            x = e.get(key)
-            return x.get("value") if isinstance(x, dict) else x
+        def v(q):
+            return q.value if q else None
 
-        pool, free0, mfs = v("pool_bytes"), v("free_before_load_bytes"), v("mem_fraction_static")
-        total = hw.get("memory_bytes_per_gpu")
+        pool, free0 = v(e.pool_bytes), v(e.free_before_load_bytes)
+        mfs, total = v(e.mem_fraction_static), hw.memory_bytes_per_gpu
+        total = None if total is ABSENT else total
         if None in (pool, free0, mfs, total):
             return None
         over = int(free0 * (1 - mfs)) + max(0, total - free0)
-        return {"total": total, "basis": f"SGLang {e.get('version')} memory terms (device memory)",
-                "weights": v("weights_bytes"), "state": pool, "engine_overheads": over}
+        return {"total": total, "basis": f"SGLang {e.version} memory terms (device memory)",
+                "weights": v(e.weights_bytes), "state": pool, "engine_overheads": over}
 
-    def concurrency_basis(self, e: dict) -> str:
-        return e["max_total_num_tokens"]["basis"] + " / context"
+    def concurrency_basis(self, e) -> str:
+        return e.max_total_num_tokens.basis + " / context"
 
     def check_pipeline(self, pp: int, mtp: bool) -> None:
         if pp > 1 and mtp:
@@ -146,13 +147,14 @@ class Sglang(Engine):
                              "EAGLE).", hint="Drop --mtp, or use --engine vllm for a PP plan "
                              "with MTP.")
 
-    def launch_memory(self, flags: dict, stated: bool, utilization: float, e: dict
+    def launch_memory(self, flags: dict, stated: bool, utilization: float, e
                       ) -> tuple[float | None, float | None]:
         """--mem-fraction-static only when the user stated a utilization or the fraction: the
         fraction the prediction used."""
         stated = stated or "mem_fraction_static" in flags
         flags.pop("mem_fraction_static", None)
-        return None, (e.get("mem_fraction_static") or {}).get("value") if stated else None
+        mfs = e.mem_fraction_static if e else None
+        return None, (mfs.value if mfs else None) if stated else None
 
     def launcher(self, python: str) -> list[str]:
         """`python -m ...` (the launch template names the module)."""

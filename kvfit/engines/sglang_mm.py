@@ -84,7 +84,7 @@ def _tower(rules, inp: Inputs, vision: dict) -> tuple[float, float]:
     return read("layers_key", "vlm_baseline_layers"), read("hidden_key", "vlm_baseline_hidden")
 
 
-def vlm_factor(rules, inp: Inputs) -> dict | None:
+def vlm_factor(rules, inp: Inputs):
     """The factor SGLang multiplies a multimodal model's default fraction by
     (arg_groups/memory_hook.py:417-462), or None when it does not apply."""
     vision = _top(inp).get("vision_config")
@@ -103,7 +103,7 @@ def vlm_factor(rules, inp: Inputs) -> dict | None:
                tower_hidden=hidden)
 
 
-def mm_reservation(rules, inp: Inputs, gpu_mib: int) -> dict:
+def mm_reservation(rules, inp: Inputs, gpu_mib: int):
     """Bytes SGLang takes out of the KV budget for a multimodal model's post-sizing caches
     (mem_cache/kv_cache_configurator.py:202-219, 3034-3038)."""
     if "vlm_cache_mib" not in rules.values or not multimodal(rules, inp):

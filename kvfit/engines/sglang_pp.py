@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .common import flag, num
+from ..model.base import ABSENT
+from ..model.engine import EnginePrediction, EngineStage, EngineStages, Quantity
+from .common import flag
 from .pages import layer_pages
 
 _MIN = "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3107-3115 (max_total_num_tokens " \
@@ -29,11 +31,11 @@ _MIN = "engine rule sglang/srt/mem_cache/kv_cache_configurator.py:3107-3115 (max
 
 def _slot(inp, attn_tp: int) -> int:
     """The largest stage's Mamba state bytes per slot (one rank)."""
-    return max((sum(p.layers * p.state_bytes for p in layer_pages(st["components"], attn_tp)
+    return max((sum(p.layers * p.state_bytes for p in layer_pages(st.components, attn_tp)
                     if p.family == "recurrent") for st in inp.stages), default=0)
 
 
-def predict_stages(predict, rules, flags: dict, inp, mfs: dict) -> dict:
+def predict_stages(predict, rules, flags: dict, inp, mfs: Quantity) -> EnginePrediction:
     """The binding stage's prediction, with every stage's figures in `pipeline_stages`;
     predict is SGLang's per-stage prediction, mfs the pipeline's mem_fraction_static."""
     attn_dp = int(flag(flags, "attn_dp_size", 1))
@@ -41,28 +43,25 @@ def predict_stages(predict, rules, flags: dict, inp, mfs: dict) -> dict:
     rows = []
     flags = flags | {"disable_overlap_schedule": True}     # arg_groups/overrides.py:1623-1628
     for i, st in enumerate(inp.stages):
-        sinp = replace(inp, components=list(st["components"]), stages=None,
-                       weights_bytes_per_rank=st["weights_bytes_per_rank"])
+        sinp = replace(inp, components=list(st.components), stages=None,
+                       weights_bytes_per_rank=st.weights_bytes_per_rank)
         rows.append((i, st, predict(rules, flags, sinp, mfs=mfs, slot=slot)))
 
     def tokens(row):
         e = row[2]
-        if e["cells"]["full_bytes_per_token"]["value"] == 0 and e["cells"]["swa_bytes_per_token"][
-                "value"] == 0:
+        if e.cells.full_bytes_per_token.value == 0 and e.cells.swa_bytes_per_token.value == 0:
             return None                  # no attention layers here: another stage bounds
-        return e["max_total_num_tokens"]["value"]
+        return e.max_total_num_tokens.value
 
-    refused = [r for r in rows if r[2].get("refusal")]
+    refused = [r for r in rows if r[2].refusal]
     known = [r for r in rows if tokens(r) is not None]
     bind = refused[0] if refused else (min(known, key=tokens) if known else rows[-1])
-    out = dict(bind[2])
-    table = [{"stage": i, "layers": st["layers"], "weights_bytes": e["weights_bytes"]["value"],
-              "rest_bytes": e["rest_bytes"]["value"],
-              "full_bytes_per_token": e["cells"]["full_bytes_per_token"]["value"],
-              "max_total_num_tokens": e["max_total_num_tokens"]["value"],
-              **({"refusal": e["refusal"]["reason"]} if e.get("refusal") else {})}
-             for i, st, e in rows]
-    out["pipeline_stages"] = num(table, _MIN, binding_stage=bind[0], pp=len(rows),
-                                 split=rules.basis("pp_split") if "pp_split" in rules.values
-                                 else None)
-    return out
+    table = tuple(EngineStage(stage=i, layers=tuple(st.layers), weights_bytes=e.weights_bytes.value,
+                              rest_bytes=e.rest_bytes.value,
+                              full_bytes_per_token=e.cells.full_bytes_per_token.value,
+                              max_total_num_tokens=e.max_total_num_tokens.value,
+                              refusal=e.refusal.reason if e.refusal else ABSENT)
+                  for i, st, e in rows)
+    split = rules.basis("pp_split") if "pp_split" in rules.values else ABSENT
+    return replace(bind[2], pipeline_stages=EngineStages(
+        value=table, basis=_MIN, binding_stage=bind[0], pp=len(rows), split=split))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..model.engine import BlockGroup, EngineMemory, EnginePrediction, HybridPages, Quantity, Refusal
 from . import budget
-from .common import GIB, Inputs, flag, gib, num, too_long
+from .common import GIB, Inputs, flag, gib, num, prediction, too_long
 from .packed import RULE as PACKED_RULE
 from .packed import is_packed, own_blocks, packed_groups, stride_alignment, user_block
 from .pages import group_pages, layer_pages
@@ -44,8 +45,8 @@ def _packed(rules, flags: dict, inp: Inputs, pages, prefix: bool):
         bs, hybrid, padded = None, None, None
     else:
         bs, hybrid = block_size(rules, flags, inp, pages, prefix)
-        padded = hybrid["recurrent_page_padded_bytes"]["value"] if hybrid else None
-    block = bs["value"] if bs else None
+        padded = hybrid.recurrent_page_padded_bytes.value if hybrid else None
+    block = bs.value if bs else None
     align, why = stride_alignment(rules.values.get("packed_block_stride"), pages, block,
                                   inp.capability)
     grouping = packed_groups(pages, block, padded, align)
@@ -55,53 +56,54 @@ def _packed(rules, flags: dict, inp: Inputs, pages, prefix: bool):
     return grouping, bs, hybrid, rec, why
 
 
-def _setting(flags: dict, name: str, value, default_basis: str) -> dict:
+def _setting(flags: dict, name: str, value, default_basis: str) -> Quantity:
     """A setting with its basis: the user's flag or the engine default."""
     return num(value, "user" if flags.get(name) is not None else default_basis)
 
 
-def _util(rules, flags) -> dict:
+def _util(rules, flags) -> Quantity:
     value = flags.get("gpu_memory_utilization")
     if value is not None:
         return num(value, "user")
     return num(rules["gpu_memory_utilization"], rules.basis("gpu_memory_utilization"))
 
 
-def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> dict:
+def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> EngineMemory:
     """The KV budget one worker computes (gpu_worker.py:753-757), every term with its basis."""
     total, util = budget.torch_total(rules, inp), _util(rules, flags)
-    requested = num(None if total["value"] is None else math.ceil(total["value"] * util["value"]),
+    requested = num(None if total.value is None else math.ceil(total.value * util.value),
                     "engine rule vllm/v1/worker/utils.py:716-772 (ceil(total x "
                     "gpu_memory_utilization))")
-    terms = {"weights_bytes": budget.loaded_weights(rules, inp),
-             "activation_peak_bytes": budget.activation_peak(rules, inp, seqs, mnbt),
-             "non_torch_bytes": budget.non_torch(rules, inp),
-             "cudagraph_bytes": budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager")))}
     charged = rules["cudagraph_estimate_charged"]
-    terms["cudagraph_bytes"]["charged"] = charged
-    out = {"total_bytes": total, "gpu_memory_utilization": util, "requested_bytes": requested,
-           **terms}
+    weights = budget.loaded_weights(rules, inp)
+    peak = budget.activation_peak(rules, inp, seqs, mnbt)
+    non_torch = budget.non_torch(rules, inp)
+    graphs = replace(budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager"))),
+                     charged=charged)
+    terms = (weights, peak, non_torch, graphs)
     user = flags.get("kv_cache_memory_bytes")
-    used = [t["value"] for k, t in terms.items() if k != "cudagraph_bytes" or charged]
-    missing = [t["basis"] for t in [requested, *terms.values()] if t["value"] is None]
+    used = [t.value for t in terms if t is not graphs or charged]
+    missing = [t.basis for t in (requested, *terms) if t.value is None]
     if user is not None:
         avail = num(int(user), "user: --kv-cache-memory-bytes (profiling still runs)")
     elif missing:
         avail = num(None, "not predicted: " + "; ".join(missing))
     else:
-        avail = num(requested["value"] - sum(used), "engine rule vllm/v1/worker/gpu_worker.py:"
+        avail = num(requested.value - sum(used), "engine rule vllm/v1/worker/gpu_worker.py:"
                     "753-757 (requested - weights - activation peak - non-torch"
                     + (" - CUDA-graph estimate)" if charged else ")"))
-    out["available_kv_bytes"] = avail
-    out["fitted_regime"] = budget.regime_check(rules, inp, [
-        "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
-        "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"],
-        {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt})
-    out["free_at_start_bytes"] = budget.free_before_load(rules, inp)
-    return out
+    return EngineMemory(
+        total_bytes=total, gpu_memory_utilization=util, requested_bytes=requested,
+        weights_bytes=weights, activation_peak_bytes=peak, non_torch_bytes=non_torch,
+        cudagraph_bytes=graphs, available_kv_bytes=avail,
+        fitted_regime=budget.regime_check(rules, inp, [
+            "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
+            "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"],
+            {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt}),
+        free_at_start_bytes=budget.free_before_load(rules, inp))
 
 
-def _latent_block(rules, inp: Inputs) -> dict:
+def _latent_block(rules, inp: Inputs) -> Quantity:
     """The MLA block size: by the backend vLLM selects for this capability and KV width
     (dense MLA), else the sparse/unknown-GPU default."""
     rows = rules.values.get("latent_block_by_capability")
@@ -130,7 +132,7 @@ def _checkpoint_alignment(rules, inp: Inputs, rec) -> tuple[int, str] | None:
 
 
 def block_size(rules, flags: dict, inp: Inputs, pages,
-               prefix: bool = True) -> tuple[dict, dict | None]:
+               prefix: bool = True) -> tuple[Quantity, HybridPages | None]:
     """Tokens per attention block, and the hybrid alignment when recurrent state exists
     (prefix: prefix caching on, i.e. vLLM's align mode for recurrent state)."""
     user = flags.get("block_size")
@@ -147,7 +149,7 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
     one_token = max(p.token_bytes for p in att)
     state = max(p.state_bytes for p in rec)
     mult = rules["kernel_block_multiple"]
-    align = max(mult, bs["value"])
+    align = max(mult, bs.value)
     if inp.latent:
         align = max(align, rules["hybrid_align_latent_min"])
     checkpoint = _checkpoint_alignment(rules, inp, rec) if prefix else None
@@ -156,19 +158,20 @@ def block_size(rules, flags: dict, inp: Inputs, pages,
     tokens = align * math.ceil(state / (align * one_token))
     tokens = mult * math.ceil(tokens / mult)
     padded = math.ceil(tokens * one_token)
-    hybrid = {"attention_page_bytes_per_token": num(int(one_token), "kvfit state, per rank"),
-              "recurrent_page_bytes": num(state, "kvfit state, per rank"),
-              "recurrent_page_padded_bytes": num(padded, _ALIGN),
-              "recurrent_padding_percent": num(round(100 * (padded - state) / state, 2), _ALIGN),
-              "log_line": f"Setting attention block size to {tokens} tokens to ensure that "
-                          "attention page size is >= mamba page size"}
+    hybrid = HybridPages(
+        attention_page_bytes_per_token=num(int(one_token), "kvfit state, per rank"),
+        recurrent_page_bytes=num(state, "kvfit state, per rank"),
+        recurrent_page_padded_bytes=num(padded, _ALIGN),
+        recurrent_padding_percent=num(round(100 * (padded - state) / state, 2), _ALIGN),
+        log_line=f"Setting attention block size to {tokens} tokens to ensure that attention "
+                 "page size is >= mamba page size")
     basis = _ALIGN if not checkpoint else f"{_ALIGN}; a multiple of {checkpoint[0]} tokens: " \
         "the recurrent layers export prefill checkpoints (rule prefill_checkpoint_alignment)"
     return num(tokens, basis), hybrid
 
 
 def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
-                   align: dict | bool | None) -> list[dict]:
+                   align: dict | bool | None) -> list[BlockGroup]:
     """Blocks one request of L tokens pins in each group (kv_cache_utils.py:1061-1093).
 
     align: None / False without prefix-caching align mode, else {recurrent group: (state
@@ -198,12 +201,12 @@ def request_blocks(rules, groups, L: int, mnbt: int, dcp: int, spec: int,
         else:
             n, why = math.ceil(math.ceil(L / dcp) / bt), f"ceil({L} / {dcp} / {bt})" if dcp > 1 \
                 else f"ceil({L} / {bt})"
-        out.append({"family": g.family, "components": g.name, "blocks": n, "rule": why})
+        out.append(BlockGroup(family=g.family, components=g.name, blocks=n, rule=why))
     return out
 
 
 def _total(rules, groups, L, mnbt, dcp, spec, align) -> int:
-    return sum(b["blocks"] for b in request_blocks(rules, groups, L, mnbt, dcp, spec, align))
+    return sum(b.blocks for b in request_blocks(rules, groups, L, mnbt, dcp, spec, align))
 
 
 def _fit_length(rules, groups, avail: int, bpb: int, mnbt, dcp, spec, align, L: int) -> int:
@@ -249,7 +252,7 @@ def _mm_prefix_floor(rules, inp: Inputs, mnbt: int, basis: str) -> tuple[int, st
     return mnbt, basis
 
 
-def predict(rules, flags: dict, inp: Inputs) -> dict:
+def predict(rules, flags: dict, inp: Inputs) -> EnginePrediction:
     """vLLM's start-up numbers for one engine (one DP replica) at this TP size."""
     L = int(flag(flags, "max_model_len", inp.context))
     seqs_default, mnbt_default, batch_basis = batch_defaults(rules, inp)
@@ -267,21 +270,20 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
     if is_packed(pages):
         grouping, bs, hybrid, align, stride = _packed(rules, flags, inp, pages, bool(prefix))
         if block_refusal is None and own_blocks(pages) and flags.get("block_size"):
-            bs = num(bs["value"], f"{bs['basis']}; --block-size {flags['block_size']} sets "
+            bs = num(bs.value, f"{bs.basis}; --block-size {flags['block_size']} sets "
                      f"the {', '.join(rules['own_block_user_families'])} layers' block only "
                      f"({rules.basis('own_block_user_families')})")
     else:
         bs, hybrid = block_size(rules, flags, inp, pages, bool(prefix))
         align_mode = bool(prefix) and hybrid is not None
-        grouping = group_pages(pages, bs["value"], rules["group_size_ratio"],
-                               bs["value"] if align_mode else L)
+        grouping = group_pages(pages, bs.value, rules["group_size_ratio"],
+                               bs.value if align_mode else L)
         align = state_blocks(rules, inp, grouping.groups) if align_mode else None
     pipeline = None
     if inp.stages:                   # PP: each stage's own pool; the smallest binds
         from .vllm_pp import stage_pools
-        pipeline = stage_pools(memory, rules, flags, inp, grouping, seqs, mnbt)
-        mem = pipeline["memory"]
-        grouping = replace(grouping, bytes_per_block=pipeline["bytes_per_block"])
+        mem, per_block, pipeline = stage_pools(memory, rules, flags, inp, grouping, seqs, mnbt)
+        grouping = replace(grouping, bytes_per_block=per_block)
     out = {"max_model_len": _setting(flags, "max_model_len", L, "plan: the context"),
            "max_num_batched_tokens": _setting(flags, "max_num_batched_tokens", mnbt, batch_basis),
            "max_num_seqs": _setting(flags, "max_num_seqs", seqs, batch_basis),
@@ -300,18 +302,18 @@ def predict(rules, flags: dict, inp: Inputs) -> dict:
                                   (f", rounded up to the lcm of the block stride alignments: "
                                    f"{stride}; rule packed_block_stride)" if stride else ")"))}
     per_group = request_blocks(rules, grouping.groups, L, mnbt, dcp, spec, align)
-    blocks = sum(b["blocks"] for b in per_group)
-    out["request_blocks_by_group"] = per_group
+    blocks = sum(b.blocks for b in per_group)
+    out["request_blocks_by_group"] = tuple(per_group)
     out["blocks_per_request"] = num(blocks, "engine rule vllm/v1/core/kv_cache_utils.py:1061-1093"
                                     " (sum over groups)")
-    out |= capacity(rules, grouping, mem["available_kv_bytes"]["value"], blocks, L, dcp)
+    out |= capacity(rules, grouping, mem.available_kv_bytes.value, blocks, L, dcp)
     out["refusal"] = block_refusal or _batch_refusal(mnbt, seqs) or refusal(
         rules, mem, grouping, blocks, L, (mnbt, dcp, spec, align, inp))
-    out["warnings"] = [_COMPRESSED] if grouping.kind != "packed" and any(
-        p.family == "compressed" for p in pages) else []
+    out["warnings"] = (_COMPRESSED,) if grouping.kind != "packed" and any(
+        p.family == "compressed" for p in pages) else ()
     if pipeline is not None:
-        out["pipeline_stages"] = pipeline["section"]
-    return out
+        out["pipeline_stages"] = pipeline
+    return prediction(rules, inp, **out)
 
 
 def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) -> dict:
@@ -319,7 +321,7 @@ def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) 
     if avail is None:
         none = num(None, "needs the available KV memory")
         return {"num_gpu_blocks": none, "max_concurrency": none, "kv_cache_tokens": none,
-                "attention_token_capacity": none, "capacity_over_len": none, "log_lines": []}
+                "attention_token_capacity": none, "capacity_over_len": none, "log_lines": ()}
     n = max(0, avail // grouping.bytes_per_block)
     conc = n / blocks if blocks else 0.0
     if rules["tokens_formula"] == "concurrency_x_len":
@@ -342,59 +344,61 @@ def capacity(rules, grouping, avail: int | None, blocks: int, L: int, dcp: int) 
                                             "block size (tokens the pool holds per attention layer)"),
             "capacity_over_len": num(round(pool_tokens / L, 4), "derived: attention_token_capacity"
                                      " / max_model_len (a tokens-per-request estimate)"),
-            "log_lines": lines}
+            "log_lines": tuple(lines)}
 
 
-def _batch_refusal(mnbt: int, seqs: int) -> dict | None:
+def _batch_refusal(mnbt: int, seqs: int) -> Refusal | None:
     """vLLM refuses a step budget smaller than the running-request cap."""
     if mnbt >= seqs:
         return None
-    return {"reason": f"max_num_batched_tokens ({mnbt}) must be greater than or equal to "
-                      f"max_num_seqs ({seqs}).",
-            "rule": "engine rule vllm/config/scheduler.py (SchedulerConfig.verify_max_model_len "
-                    "raises when max_num_batched_tokens < max_num_seqs)"}
+    return Refusal(reason=f"max_num_batched_tokens ({mnbt}) must be greater than or equal to "
+                          f"max_num_seqs ({seqs}).",
+                   rule="engine rule vllm/config/scheduler.py (SchedulerConfig."
+                        "verify_max_model_len raises when max_num_batched_tokens < max_num_seqs)")
 
 
-def _indexer_refusal(rules, inp) -> dict | None:
+def _indexer_refusal(rules, inp) -> Refusal | None:
     """An MXFP4 sparse-indexer cache on a GPU family the engine does not run it on."""
     majors = rules.values.get("indexer_mxfp4_capability")
     if inp.index_dtype != "mxfp4" or not majors or not inp.capability:
         return None
     if int(str(inp.capability).split(".")[0]) in majors["value"]:
         return None
-    return {"reason": f"indexer_kv_dtype='mxfp4' is not supported on compute capability "
-                      f"{inp.capability}: vLLM runs the MXFP4 indexer cache only on capability "
-                      f"{' / '.join(f'{m}.x' for m in majors['value'])} (Blackwell datacenter GPUs).",
-            "rule": rules.basis("indexer_mxfp4_capability")}
+    return Refusal(reason=f"indexer_kv_dtype='mxfp4' is not supported on compute capability "
+                          f"{inp.capability}: vLLM runs the MXFP4 indexer cache only on "
+                          f"capability {' / '.join(f'{m}.x' for m in majors['value'])} "
+                          "(Blackwell datacenter GPUs).",
+                   rule=rules.basis("indexer_mxfp4_capability"))
 
 
-def refusal(rules, mem, grouping, blocks: int, L: int, knobs) -> dict | None:
+def refusal(rules, mem: EngineMemory, grouping, blocks: int, L: int, knobs) -> Refusal | None:
     """The engine's start-up refusal (reason and rule), or None when it starts."""
-    free, req = mem["free_at_start_bytes"]["value"], mem["requested_bytes"]["value"]
+    free, req = mem.free_at_start_bytes.value, mem.requested_bytes.value
     before_memory = (too_long("vllm/config/model.py (_get_and_verify_max_len)", L, knobs[-1])
                      or _indexer_refusal(rules, knobs[-1]))
     if before_memory:                 # refused whatever the memory: context or indexer dtype
         return before_memory
     if req is not None and req > free:
-        return {"reason": f"Free memory on device ({gib(free)}) on startup is less than desired "
-                          f"GPU memory utilization ({gib(req)}).",
-                "rule": "engine rule vllm/v1/worker/utils.py:716-772 (free_at_init < requested)"}
-    avail = mem["available_kv_bytes"]["value"]
+        return Refusal(reason=f"Free memory on device ({gib(free)}) on startup is less than "
+                              f"desired GPU memory utilization ({gib(req)}).",
+                       rule="engine rule vllm/v1/worker/utils.py:716-772 (free_at_init < "
+                            "requested)")
+    avail = mem.available_kv_bytes.value
     if avail is None:
         return None
     bpb = grouping.bytes_per_block
     usable = avail - rules["null_blocks"] * bpb
     if avail <= 0:
-        return {"reason": "No available memory for the cache blocks. Try increasing "
-                          "`gpu_memory_utilization` when initializing the engine.",
-                "rule": "engine rule vllm/v1/core/kv_cache_planning.py:50-87"}
+        return Refusal(reason="No available memory for the cache blocks. Try increasing "
+                              "`gpu_memory_utilization` when initializing the engine.",
+                       rule="engine rule vllm/v1/core/kv_cache_planning.py:50-87")
     need = blocks * bpb
     if need <= usable:
         return None
     longest = _fit_length(rules, grouping.groups, usable, bpb, *knobs[:-1], L)
-    return {"reason": f"To serve at least one request with the model's max seq len ({L}), "
-                      f"({need / GIB:.2f} GiB KV cache is needed, which is larger than the "
-                      f"available KV cache memory ({usable / GIB:.2f} GiB). Based on the "
-                      f"available memory, the estimated maximum model length is {longest}.",
-            "rule": "engine rule vllm/v1/core/kv_cache_planning.py:50-87, 1550-1559",
-            "estimated_max_model_len": longest}
+    return Refusal(reason=f"To serve at least one request with the model's max seq len ({L}), "
+                          f"({need / GIB:.2f} GiB KV cache is needed, which is larger than the "
+                          f"available KV cache memory ({usable / GIB:.2f} GiB). Based on the "
+                          f"available memory, the estimated maximum model length is {longest}.",
+                   rule="engine rule vllm/v1/core/kv_cache_planning.py:50-87, 1550-1559",
+                   estimated_max_model_len=longest)

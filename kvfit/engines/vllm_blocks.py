@@ -37,7 +37,7 @@ def attention_block(rules, inp: Inputs) -> dict:
     names = {c.name for c in inp.components if c.layers}
     for row in rows["value"] if rows else ():
         if row["component"] in names:
-            bs = num(math.lcm(bs["value"], row["block_size"]), f"engine rule {rows['source']}: "
+            bs = num(math.lcm(bs.value, row["block_size"]), f"engine rule {rows['source']}: "
                      f"{row['architecture']} {row['component']} -> {row['backend']}")
     return bs
 

@@ -12,9 +12,9 @@ MAIN = "from vllm.entrypoints.cli.main import main; main()"
 INDEXER_DTYPES = ("bf16", "fp8", "mxfp4", "nvfp4")   # vllm/config/attention.py:93-98
 
 
-def _v(d: dict, key: str) -> int | None:
-    x = d.get(key)
-    return x.get("value") if isinstance(x, dict) else x
+def _v(q) -> int | None:
+    """A Quantity's value (None for a term the prediction does not have)."""
+    return q.value if q else None
 
 
 class Vllm(Engine):
@@ -40,23 +40,23 @@ class Vllm(Engine):
     cache_info_metric = "vllm:cache_config_info"
     probe_script = "probe_vllm.py"
 
-    def predict(self, rules, flags: dict, inp) -> dict:
+    def predict(self, rules, flags: dict, inp):
         from . import vllm
         return vllm.predict(rules, flags, inp)
 
-    def per_instance(self, e: dict, ctx: int) -> tuple[int | None, str]:
+    def per_instance(self, e, ctx: int) -> tuple[int | None, str]:
         """num_gpu_blocks // blocks per request (the integer part of the "Maximum concurrency"
         vLLM prints, kv_cache_utils.py:1061-1093), capped by max_num_seqs."""
-        label = f"{self.title} {e['version']}"
-        if e.get("refusal"):
-            return 0, f"{label} refuses to start: {e['refusal']['reason']}"
-        n, blocks = e["num_gpu_blocks"]["value"], e["blocks_per_request"]["value"]
+        label = f"{self.title} {e.version}"
+        if e.refusal:
+            return 0, f"{label} refuses to start: {e.refusal.reason}"
+        n, blocks = e.num_gpu_blocks.value, e.blocks_per_request.value
         if n is None:
-            return None, e["num_gpu_blocks"]["basis"]
+            return None, e.num_gpu_blocks.basis
         per = n // blocks if blocks else 0
-        cap = e["max_num_seqs"]["value"]
+        cap = e.max_num_seqs.value
         why = (f"{label}: {n:,} blocks / {blocks:,} per {ctx:,}-token request = "
-               f"{e['max_concurrency']['value']:.2f}x concurrency -> {per} per instance")
+               f"{e.max_concurrency.value:.2f}x concurrency -> {per} per instance")
         if per > cap:
             per, why = cap, why + f", capped at max_num_seqs {cap}"
         return per, why
@@ -107,7 +107,7 @@ class Vllm(Engine):
         pages = layer_pages(inp.components, inp.tp)
         plain = {p.family for p in pages} <= {"full", "sliding", "chunked"}
         if "block_size" not in held and plain and not (inp.latent or own_blocks(pages)):
-            bs = attention_block(rules, inp)["value"]
+            bs = attention_block(rules, inp).value
             out.append(Tunable(
                 "block_size", "--block-size", "block size", bs, f"{bs}",
                 (None, *(b for b in (16, 32, 64) if b > bs and b % bs == 0)),
@@ -149,31 +149,31 @@ class Vllm(Engine):
                 "(vllm/v1/worker/gpu_worker.py:656-680), so it runs out of memory loading the "
                 "weights or allocating the cache")
 
-    def memory_parts(self, e: dict, hw: dict) -> dict | None:
+    def memory_parts(self, e, hw) -> dict | None:
         """total = CUDA total; engine overheads = activation peak + non-torch + CUDA graphs
         (when charged); state = the available KV memory; reserve = total - requested."""
-        mem = e.get("memory")
+        mem = e.memory
         if not mem:
             return None
-        total, requested = _v(mem, "total_bytes"), _v(mem, "requested_bytes")
-        if total is None or requested is None or _v(mem, "available_kv_bytes") is None:
+        total, requested = _v(mem.total_bytes), _v(mem.requested_bytes)
+        if total is None or requested is None or _v(mem.available_kv_bytes) is None:
             return None
-        graphs = mem.get("cudagraph_bytes") or {}
-        over = (_v(mem, "activation_peak_bytes") or 0) + (_v(mem, "non_torch_bytes") or 0) + (
-            (graphs.get("value") or 0) if graphs.get("charged", True) else 0)
-        return {"total": total, "basis": f"vLLM {e.get('version')} memory terms (CUDA total)",
-                "weights": _v(mem, "weights_bytes"), "state": _v(mem, "available_kv_bytes"),
+        graphs = mem.cudagraph_bytes
+        over = (_v(mem.activation_peak_bytes) or 0) + (_v(mem.non_torch_bytes) or 0) + (
+            (_v(graphs) or 0) if graphs and graphs.charged is not False else 0)
+        return {"total": total, "basis": f"vLLM {e.version} memory terms (CUDA total)",
+                "weights": _v(mem.weights_bytes), "state": _v(mem.available_kv_bytes),
                 "reserve": total - requested, "engine_overheads": over}
 
-    def concurrency_basis(self, e: dict) -> str:
-        return e["max_concurrency"]["basis"]
+    def concurrency_basis(self, e) -> str:
+        return e.max_concurrency.basis
 
     def index_spelling(self, name: str) -> str | None:
         """indexer_kv_dtype takes bf16, fp8, mxfp4 and nvfp4."""
         name = "fp8" if name in ("fp8", "fp8_e4m3") else name
         return name if name in INDEXER_DTYPES else None
 
-    def launch_memory(self, flags: dict, stated: bool, utilization: float, e: dict
+    def launch_memory(self, flags: dict, stated: bool, utilization: float, e
                       ) -> tuple[float | None, float | None]:
         """--gpu-memory-utilization is always the plan's resolved utilization."""
         flags.pop("gpu_memory_utilization", None)

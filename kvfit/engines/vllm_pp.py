@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .common import num
+from ..model.engine import EngineMemory, EngineStage, EngineStages
 from .pages import layer_pages, page_bytes
 
 _MIN = "engine rule vllm/v1/core/kv_cache_planning.py:1580-1595 (every worker gets the " \
@@ -40,27 +40,25 @@ def stage_bytes_per_block(grouping, pages) -> int:
     return fullest * grouping.groups[0].page_bytes
 
 
-def stage_pools(memory, rules, flags: dict, inp, grouping, seqs: int, mnbt: int) -> dict:
-    """Per-stage memory and blocks, and the binding stage (its memory and bytes per block).
+def stage_pools(memory, rules, flags: dict, inp, grouping, seqs: int, mnbt: int
+                ) -> tuple[EngineMemory, int, EngineStages]:
+    """(the binding stage's memory, its bytes per block, every stage's pool and the binding
+    stage).
 
     memory: kvfit.engines.vllm.memory (passed in to keep the import one-way)."""
     rows = []
     for i, st in enumerate(inp.stages):
-        sinp = replace(inp, components=list(st["components"]), stages=None,
-                       weights_bytes_per_rank=st["weights_bytes_per_rank"], sampler=st["last"])
+        sinp = replace(inp, components=list(st.components), stages=None,
+                       weights_bytes_per_rank=st.weights_bytes_per_rank, sampler=st.last)
         mem = memory(rules, flags, sinp, seqs, mnbt)
         bpb = stage_bytes_per_block(grouping, layer_pages(sinp.components, inp.tp))
-        avail = mem["available_kv_bytes"]["value"]
+        avail = mem.available_kv_bytes.value
         blocks = None if avail is None or not bpb else max(0, avail) // bpb
-        rows.append({"stage": i, "layers": st["layers"], "memory": mem, "bytes_per_block": bpb,
-                     "num_gpu_blocks": blocks})
-    known = [r for r in rows if r["num_gpu_blocks"] is not None]
-    bind = min(known, key=lambda r: r["num_gpu_blocks"]) if known else rows[-1]
-    table = [{"stage": r["stage"], "layers": r["layers"],
-              "weights_bytes": r["memory"]["weights_bytes"]["value"],
-              "activation_peak_bytes": r["memory"]["activation_peak_bytes"]["value"],
-              "available_kv_bytes": r["memory"]["available_kv_bytes"]["value"],
-              "bytes_per_block": r["bytes_per_block"], "num_gpu_blocks": r["num_gpu_blocks"]}
-             for r in rows]
-    return {"memory": bind["memory"], "bytes_per_block": bind["bytes_per_block"],
-            "section": num(table, _MIN, binding_stage=bind["stage"])}
+        rows.append((mem, EngineStage(
+            stage=i, layers=tuple(st.layers), weights_bytes=mem.weights_bytes.value,
+            activation_peak_bytes=mem.activation_peak_bytes.value, available_kv_bytes=avail,
+            bytes_per_block=bpb, num_gpu_blocks=blocks)))
+    known = [r for r in rows if r[1].num_gpu_blocks is not None]
+    mem, bind = min(known, key=lambda r: r[1].num_gpu_blocks) if known else rows[-1]
+    return mem, bind.bytes_per_block, EngineStages(value=tuple(r[1] for r in rows),
+                                                   binding_stage=bind.stage, basis=_MIN)

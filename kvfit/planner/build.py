@@ -8,7 +8,8 @@ from pathlib import Path
 from ..checkpoint.metadata import Metadata, once
 from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
-from ..report.model import Dtype, Dtypes, Report, freeze
+from ..model.base import freeze
+from ..model.plan import Dtype, Dtypes, Report
 from ..report.reasons import ConfigEstimate
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -321,7 +322,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
 
 def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = None,
          prepared=None, compare_bases: bool = True) -> Report:
-    """Run a plan and return its frozen Report (kvfit.report.model).
+    """Run a plan and return its frozen Report (kvfit.model).
 
     engine (optional, for library callers): {"engine", "version", "flags", "overrides",
     "print_command"} merged into the request; its prediction is then every layout's capacity.

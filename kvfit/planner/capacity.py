@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..report.model import EnginePrediction, Layout, Pipeline, StaticBound
+from ..model.plan import Layout
 from ..report.reasons import EngineHolds
 from .request import DEFAULT_UTILIZATION
 
@@ -106,7 +106,7 @@ class Capacity:
             return lay
         from ..engines import parallelism, predict_inputs
         from ..engines.common import MIB, Inputs
-        from .assemble import build
+        from ..model.layout import StaticBound
 
         par = lay.parallelism
         mode = parallelism(par) if par != "tp" else None      # an attention-DP + EP mode
@@ -126,9 +126,8 @@ class Capacity:
                      architectures=self.architectures, model_config=self.model_config)
         if lay.pipeline:
             inp.stages = pipeline_inputs(lay.pipeline, comps)
-        raw = predict_inputs(self.name, self.version, flags, inp)
-        per, why = self.eng.per_instance(raw, ctx)     # the engine reads its own prediction
-        e = build(EnginePrediction, raw)
+        e = predict_inputs(self.name, self.version, flags, inp)     # typed by the engine
+        per, why = self.eng.per_instance(e, ctx)
         if e.pipeline_stages:               # the engine's pools say which stage binds
             lay = replace(lay, pipeline=replace(lay.pipeline,
                                                 binding_stage=e.pipeline_stages.binding_stage))
@@ -162,14 +161,16 @@ class Capacity:
         return self.eng.pool_overflow(self.flags, weights, total)
 
 
-def pipeline_inputs(pipeline: Pipeline, comps) -> list[dict]:
-    """The engine's per-stage inputs of a TP x PP layout (the same split the layout used)."""
+def pipeline_inputs(pipeline, comps) -> list:
+    """The engine's per-stage inputs (kvfit.engines.common.StageInputs) of a TP x PP layout
+    (the same split the layout used)."""
+    from ..engines.common import StageInputs
     from .stages import stage_components
     rows, out = pipeline.stages, []
     for i, row in enumerate(rows):
         last = i == len(rows) - 1
         lo, hi = row.layers
-        out.append({"components": stage_components(comps, lo, 1 << 62 if last else hi, last),
-                    "weights_bytes_per_rank": row.weights_bytes, "last": last,
-                    "layers": list(row.layers)})
+        out.append(StageInputs(components=tuple(stage_components(
+            comps, lo, 1 << 62 if last else hi, last)), weights_bytes_per_rank=row.weights_bytes,
+            last=last, layers=tuple(row.layers)))
     return out

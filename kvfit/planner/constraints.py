@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import gcd
+from typing import TYPE_CHECKING
 
-from ..report.model import EngineConstraint
+if TYPE_CHECKING:
+    from ..model.layout import EngineConstraint
+
 
 MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 
@@ -100,6 +103,8 @@ class Judge:
              ) -> EngineConstraint | None:
         """The rule `c` (the engine spec's layout_constraints entry) on this layout, or None
         when it does not apply or the shard is whole blocks."""
+        from ..model.layout import EngineConstraint
+
         if self.algorithm not in c["weights"]:
             return None
         dim = self.root.get(c["dimension"])

@@ -31,8 +31,9 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from ..model.plan import Layout
+from ..model.sections import ExpertParallel
 from ..report.dpa_reasons import AttentionGroups
-from ..report.model import ExpertParallel, Layout
 from .layouts import Budget, judged, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement

@@ -6,7 +6,7 @@ Every number is read from the layouts the plan's one capacity model filled: per-
 
 from __future__ import annotations
 
-from ..report.model import Layout
+from ..model.plan import Layout
 
 
 def _parts(comps, tp: int) -> tuple[list, int, list, int]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import KvfitError
-from ..report.model import ABSENT
+from ..model.base import ABSENT
 from ..textsafe import safe
 from .request import PlanRequest
 

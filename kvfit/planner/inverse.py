@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..report.model import ContextRow, Inverse, Layout
+from ..model.plan import Layout
+from ..model.search import ContextRow, Inverse
 from . import placements, systems
 from .layouts import layout_of
 from .sections import state_sections
@@ -25,7 +26,7 @@ DEFAULT_MAX_GPUS = 1024
 @dataclass(frozen=True, slots=True)
 class Answer:
     """An inverse question's answer: the Report fields it sets (`fields`, keyword arguments of
-    kvfit.report.model.Report), its `inverse` part and the recommended layout in full."""
+    kvfit.model.plan.Report), its `inverse` part and the recommended layout in full."""
 
     fields: dict
     inverse: Inverse

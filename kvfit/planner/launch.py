@@ -12,7 +12,8 @@ kvfit.planner.rope for why max_position_embeddings goes with it).
 from __future__ import annotations
 
 from ..engines.command import Launch
-from ..report.model import EngineCommand, Report
+from ..model.engine import EngineCommand
+from ..model.plan import Report
 from .assemble import build
 
 
@@ -64,7 +65,7 @@ def launch_command(req, m, report: Report) -> EngineCommand:
     kv = flags.pop("kv_cache_dtype", None) or eng.kv_spelling(cap.rules, None)
     util, mfs = eng.launch_memory(flags, cap.utilization is not None,
                                   report.hardware.utilization,
-                                  lay.engine.to_json() if lay.engine else {})
+                                  lay.engine)
     if flags.get("dtype") in (None, "auto"):
         flags.pop("dtype", None)
     # a local checkpoint is served from the path the user gave, not its folder name

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..model.base import ABSENT
+from ..model.plan import Layout, PerRank
+from ..model.summary import LayoutSummary
 from ..report import reasons
-from ..report.model import ABSENT, Layout, LayoutSummary, PerRank
 from ..state.evaluate import ComponentState
 from .systems import Topology, placement
 

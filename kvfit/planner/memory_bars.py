@@ -22,7 +22,7 @@ A layout without weights (unknown) or an invalid one has no bars (None).
 
 from __future__ import annotations
 
-from ..report.model import MemoryBars
+from ..model.sweep import MemoryBars
 
 PARTS = ("weights", "state", "reserve", "engine_overheads", "free")
 
@@ -38,7 +38,7 @@ def _engine(lay, hw) -> MemoryBars | None:
     """The engine's own memory terms: its module reads its own prediction (kvfit.engines)."""
     from ..engines import get
     e = lay.engine
-    parts = get(e.engine).memory_parts(e.to_json(), hw.to_json())
+    parts = get(e.engine).memory_parts(e, hw)
     if parts is None:
         return None
     return _bars(parts.pop("total"), parts.pop("basis"), **parts)

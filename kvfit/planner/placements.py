@@ -9,16 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
+from ..model.base import ABSENT
+from ..model.plan import BasisComparison, Hardware, Layout, Target
+from ..model.summary import LayoutSummary
 from ..report import reasons
-from ..report.model import (
-    ABSENT,
-    BasisComparison,
-    Hardware,
-    Layout,
-    LayoutSummary,
-    StateCopies,
-    Target,
-)
 from . import systems
 from .constraints import Verdict
 from .layouts import (
@@ -85,24 +79,27 @@ def budget(req, acc, basis: str | None = None) -> tuple[Budget, dict]:
                "runtime_reserve_bytes": b.reserve_bytes, "budget_bytes_per_gpu": b.budget_bytes}
 
 
-def replication(tp: int, comps) -> list[StateCopies]:
+def replication(tp: int, comps) -> list:
     """State that TP copies rather than splits, at TP = `tp`: one entry per component with
     its copies per sequence across the TP group (the note is written from the same numbers)."""
     out = []
     whole = [c.name for c in comps if c.heads is None and c.kind != "none"]
     if whole and tp > 1:
-        out.append(StateCopies(
+        out.append(dict(
             components=tuple(whole), heads=None, tp=tp, copies=tp,
             note=f"{', '.join(whole)}: one shared head, replicated on every TP rank, so the "
                  f"{tp} ranks of a group hold {tp} copies of each sequence's state"))
     for c in comps:
         if c.heads is not None and tp > c.heads:
             n = tp // c.heads
-            out.append(StateCopies(
+            out.append(dict(
                 components=(c.name,), heads=c.heads, tp=tp, copies=n,
                 note=f"{c.name}: {c.heads} heads < TP={tp}, each rank keeps 1 head, so the "
                      f"{tp} ranks of a group hold {n} copies of each sequence's state"))
-    return out
+    if not out:
+        return out
+    from ..model.layout import StateCopies  # here: most plans copy no state
+    return [StateCopies(**x) for x in out]
 
 
 def check_tp(req, topo) -> int:
@@ -312,7 +309,7 @@ class Placed:
     comparison: BasisComparison | None = ABSENT
 
     def fields(self) -> dict:
-        """The Report fields it sets (keyword arguments of kvfit.report.model.Report)."""
+        """The Report fields it sets (keyword arguments of kvfit.model.plan.Report)."""
         out = self.outcome
         return {"target": self.target, "hardware": self.hardware, "layouts": self.layouts,
                 "recommended": out.recommended, "best_scale_up_local": out.best_scale_up_local,

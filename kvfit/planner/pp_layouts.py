@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import UsageError
-from ..report.model import Layout, Pipeline, PipelineStage
+from ..model.plan import Layout
 from .layouts import Budget, judged
 from .systems import placement
 
@@ -34,7 +34,9 @@ def check_request(req, topo) -> int:
     return pp
 
 
-def _stage_row(st, tp: int, budget: Budget, extra: int) -> PipelineStage:
+def _stage_row(st, tp: int, budget: Budget, extra: int):
+    from ..model.layout import PipelineStage
+
     w = None if st.weights_bytes is None else -(-st.weights_bytes // tp) + extra
     state = sum(c.per_rank(tp) for c in st.components)
     left = None if w is None else budget.budget_bytes - budget.reserve_bytes - w
@@ -44,7 +46,7 @@ def _stage_row(st, tp: int, budget: Budget, extra: int) -> PipelineStage:
                          components=tuple(c.name for c in st.components))
 
 
-def binding(rows) -> PipelineStage:
+def binding(rows):
     """The stage that admits the fewest sequences (least room left on ties)."""
     if rows[0].sequences is None:
         return max(rows, key=lambda r: r.state_bytes_per_sequence)
@@ -56,6 +58,7 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
               more: dict | None = None, per_user: int | None = None) -> Layout:
     """One TP=tp x PP=pp x DP layout, judged by its binding stage (`more`, `per_user`: as
     kvfit.planner.layouts.judged takes them)."""
+    from ..model.layout import Pipeline
     from .stages import SPLIT_RULE, stages  # --pp only: a plain plan never splits stages
 
     group = tp * pp

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..hardware.presets import find_accelerator, find_system
-from ..report.model import OtherBasis, Search, SearchCandidate
+from ..model.search import OtherBasis, Search, SearchCandidate
 from ..report.search_reasons import CandidateFits, NoCandidate, SearchChoice
 from . import placements, systems
 

@@ -1,18 +1,11 @@
 """Report sections built from the pipeline's objects: the model echo (a JSON-ready dict), the
-architecture and each state component (typed parts of kvfit.report.model)."""
+architecture and each state component (typed parts of kvfit.model)."""
 
 from __future__ import annotations
 
 from ..checkpoint.metadata import Metadata
-from ..report.model import (
-    ArchField,
-    Architecture,
-    Frozen,
-    LayerSet,
-    State,
-    StateComponent,
-    WeightBytes,
-)
+from ..model.base import Frozen
+from ..model.plan import ArchField, Architecture, LayerSet, State, StateComponent, WeightBytes
 from ..specs.architecture import Architecture as ArchSpec
 from ..state.evaluate import ComponentState
 from ..state.kinds import DESCRIPTIONS

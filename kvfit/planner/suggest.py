@@ -244,6 +244,6 @@ def suggestions(req, m, report, plan, asked=None) -> tuple:
     for step in (_fp8, _radix, _context, _users, _dpa, _pp, _sibling, _more):
         got = step(req, asked, m, report, replan)
         out += got if isinstance(got, list) else ([got] if got else [])
-    from ..report.model import Suggestion
+    from ..model.plan import Suggestion
     from .assemble import build
     return tuple(build(Suggestion, s) for s in out)

@@ -13,8 +13,10 @@ import difflib
 from dataclasses import dataclass, replace
 
 from ..errors import KvfitError, UsageError
+from ..model.base import Frozen
+from ..model.plan import Report
+from ..model.sweep import Sweep, SweepAxis, SweepCell, SweepLayout
 from ..numbers import shown
-from ..report.model import Frozen, Report, Sweep, SweepAxis, SweepCell, SweepLayout
 from .context import parse_context
 from .memory_bars import memory_bars
 

@@ -16,8 +16,9 @@ import itertools
 from dataclasses import replace
 
 from ..errors import UsageError
+from ..model.plan import Report
+from ..model.tune import Tune, TuneSetting
 from ..report import reasons
-from ..report.model import Report, Tune, TuneSetting
 from . import placements
 
 MAX_COMBINATIONS = 512      # more and the settings are searched two at a time, in rounds

@@ -7,8 +7,9 @@ Like every renderer it computes nothing: each number is read from the typed Repo
 
 from __future__ import annotations
 
+from ..model.base import ABSENT
+from ..model.plan import Hardware, Report
 from ..textsafe import escape_controls
-from .model import ABSENT, Hardware, Report
 from .words import count, gib, number, tokens
 
 _WEIGHTS = {

@@ -5,7 +5,9 @@ Renderers never compute: every number below is read from the report.
 
 from __future__ import annotations
 
-from .model import ABSENT, EngineCommand, EnginePrediction, Quantity, Report
+from ..model.base import ABSENT
+from ..model.engine import EngineCommand, EnginePrediction, Quantity
+from ..model.plan import Report
 from .words import count, gib, number
 
 

@@ -7,7 +7,7 @@ JSON always has all of it. Renderers never compute: every value is read from the
 
 from __future__ import annotations
 
-from .model import ModelInfo, Quantization, Report
+from ..model.plan import ModelInfo, Quantization, Report
 from .words import count, gib, number
 
 ASSUMPTIONS = (

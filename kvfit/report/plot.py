@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
-from .model import Report, SweepAxis, SweepCell
+from ..model.plan import Report
+from ..model.sweep import SweepAxis, SweepCell
 
 FORMATS = {".png": "png", ".svg": "svg"}
 SERIES_KEY = "kvfit:series"

@@ -5,7 +5,7 @@ Renderers never compute: every number below is read from the report.
 
 from __future__ import annotations
 
-from .model import Report
+from ..model.plan import Report
 from .words import count, number, table
 
 

@@ -6,7 +6,8 @@ plans of those cells.
 
 from __future__ import annotations
 
-from .model import Report, SweepCell, SweepLayout
+from ..model.plan import Report
+from ..model.sweep import SweepCell, SweepLayout
 
 VERDICT = {True: "fits", False: "no", None: "?"}
 EXIT = {0: "0: every cell meets the target", 1: "1: some cell does not meet the target",

@@ -2,13 +2,15 @@
 warnings; `--verbose` adds the provenance (kvfit.report.facts_text) and every engine block.
 
 Renderers never compute: every number and sentence below comes from the Report
-(kvfit.report.model).
+(kvfit.model).
 """
 
 from __future__ import annotations
 
+from ..model.base import ABSENT
+from ..model.plan import Hardware, Layout, Report, Target
+from ..model.summary import LayoutSummary
 from .facts_text import VERBOSE_HINT, assumptions_lines, experts_lines, facts_lines, source_line
-from .model import ABSENT, Hardware, Layout, LayoutSummary, Report, Target
 from .questions_text import inverse_lines, search_lines
 from .words import count, gib, number, table, tokens
 

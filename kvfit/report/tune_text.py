@@ -6,7 +6,7 @@ Renderers never compute: every number and sentence below is read from the report
 
 from __future__ import annotations
 
-from .model import Report
+from ..model.plan import Report
 from .words import number, table
 
 
