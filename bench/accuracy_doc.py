@@ -46,12 +46,55 @@ def _gpu(meta: dict) -> str:
     return f"{count} x {model}" if count else model
 
 
+def _config(case) -> str:
+    """The pinned config the log is predicted from: the served checkpoint's own, or a stand-in
+    (another checkpoint of the same geometry; its provenance YAML says why)."""
+    model = case.meta.get("model")
+    own = acc._config_kind(case) == "exact" and (
+        not model or model.replace("/", "--") == case.model_dir.name)
+    return f"{'pinned' if own else 'stand-in'}: {case.model_dir.name}"
+
+
+def _misses(records: list[dict]) -> list[str]:
+    """Each held-out log not within 5 % end to end, with what its provenance YAML records about
+    the cause (`end_to_end_miss`, `not_predicted`) or, for a hit that rests on extrapolated
+    constants, its `end_to_end_note`."""
+    out = []
+    for r in records:
+        if r.get("fit") or "error" in r:
+            continue
+        meta = r["case"].meta
+        hit = acc._ok(r["full"]["mem"]) and acc._ok(r["full"]["tok"])
+        text = meta.get("end_to_end_note") if hit else (
+            meta.get("end_to_end_miss") or meta.get("not_predicted"))
+        if text and (not hit or meta.get("end_to_end_note")):
+            mem = r["full"]["mem"]
+            label = "hit, with a caveat" if hit else (
+                "miss" if mem and mem["predicted"] is not None else "not predicted")
+            out.append(f"- **{r['case'].slug}** ({label}): {' '.join(str(text).split())}")
+    return out
+
+
+def _constants() -> list[str]:
+    """Every fitted non-KV constant of the engine specs, with the logs it was fitted on."""
+    from kvfit.engines.spec import load_spec
+
+    out = ["| engine | constant | value | basis | fitted on |", "|---|---|---|---|---|"]
+    for engine in ("vllm", "sglang"):
+        for name, c in load_spec(engine)["estimates"].items():
+            fitted = ", ".join(c["fitted_on"]) or "-"
+            cells = (engine, name, c["value"], c["basis"], fitted)
+            out.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
+    return out
+
+
 def _cells(row, unit: str = "") -> tuple[str, str, str]:
     return acc._cell(row, unit)
 
 
 def _log_rows(records: list[dict]) -> list[str]:
-    head = ("log", "source", "engine", "GPU", "flags", "avail KV GiB (log)", "ours", "err",
+    head = ("log", "source", "config", "engine", "GPU", "flags", "avail KV GiB (log)", "ours",
+            "err",
             "tokens (log)", "ours", "err", "end to end: avail ours", "err", "tokens ours", "err",
             "set", "why")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -59,14 +102,16 @@ def _log_rows(records: list[dict]) -> list[str]:
         case = r["case"]
         meta = case.meta
         if "error" in r:
-            lines.append(f"| {case.slug} | {meta.get('url', '-')} | {case.engine}@{case.version} "
+            lines.append(f"| {case.slug} | {meta.get('url', '-')} | {_config(case)} | "
+                         f"{case.engine}@{case.version} "
                          f"| {_gpu(meta)} | {_flags(meta)} |" + " - |" * 10 +
                          f" {'fitted' if case.slug in acc.fitted_logs() else 'held out'} | "
                          f"not predicted: {r['error']} |")
             continue
         m, t = _cells(r["mem"], "gib"), _cells(r["tok"])
         fm, ft = _cells(r["full"]["mem"], "gib"), _cells(r["full"]["tok"])
-        cells = (case.slug, meta.get("url", "-"), f"{case.engine}@{case.version}", _gpu(meta),
+        cells = (case.slug, meta.get("url", "-"), _config(case), f"{case.engine}@{case.version}",
+                 _gpu(meta),
                  _flags(meta), m[0], m[1], m[2], t[0], t[1], t[2], fm[1], fm[2], ft[1], ft[2],
                  "fitted" if r["fit"] else "held out", r["why"])
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
@@ -151,6 +196,12 @@ def render() -> str:
         "the log and its pinned config do not give (the GPU is not stated; a trimmed config "
         "without the field the spec needs and no weights printed), not for a kvfit error.",
         "",
+        "The config column says whether the pinned config is the served checkpoint's own or a "
+        "stand-in of the same geometry (its provenance YAML says why and what it lacks). A hit "
+        "marked \"within 5%, with the non-KV constants extrapolated\" is predicted outside the "
+        "regime those constants were fitted in (engine version, GPU, TP, batch settings): the "
+        "log does not check them, and errors of opposite sign may cancel.",
+        "",
         "## Summary",
         "",
         *_summary(records),
@@ -158,6 +209,23 @@ def render() -> str:
         "## Every log",
         "",
         *_log_rows(records),
+        "",
+        "## Held-out misses and caveats",
+        "",
+        "What each log's provenance YAML records about why it misses end to end (or, for a hit "
+        "resting on extrapolated constants, why the hit is not evidence for them).",
+        "",
+        *_misses(records),
+        "",
+        "## Fitted non-KV constants",
+        "",
+        "The terms of the start-up budget not yet derived from the engines' code, as the "
+        "engine specs (`specs/engines/*.yaml` `estimates`) state them, with the logs each was "
+        "fitted on; those logs are the \"fitted\" set above, scored apart from the held-out "
+        "ones. `uv run python bench/engine_accuracy.py --fit` refits them with leave-one-out "
+        "errors.",
+        "",
+        *_constants(),
         "",
         "## Recorded engine views",
         "",

@@ -14,17 +14,19 @@ refusal on one side or both and no page checks, so the page checks count 2,863; 
 block rules every check matched). Session 5 after every merge: 119 configs, 804 rows, 4,500
 points (page checks 4,432): the 26 configs recorded since (DeepSeek-V4, DSA fp8, Kimi-K3,
 GLM-5.3-Flash, Llama-4 FP8, the 15 dirs never run before) and the DeepSeek-V4 rules (packed
-grouping, compressor rings). Session 6, GLM-5.3-Flash's packed pool (branch glm5-pack):
+grouping, compressor rings). Session 6, GLM-5.3-Flash's packed pool (branch glm5-pack).
+Session 10 (branch rules): phi-2 and llava-1.5-7b recorded (2 more configs: 816 rows, 4,524
+points, page checks 4,456); every check matches:
 
-    check          session 4 (041fbe5)      session 5 (4,500)        session 6 (4,500)
-    all checks     2,653 / 2,908  91.2 %    4,452 / 4,500  98.9 %    4,500 / 4,500  100.0 %
-    refusal        2,906 / 2,908  99.9 %    4,500 / 4,500  100.0 %   4,500 / 4,500  100.0 %
-    token_bytes    2,749 / 2,863  96.0 %    4,384 / 4,432  98.9 %    4,432 / 4,432  100.0 %
-    block_size     2,703 / 2,863  94.4 %    4,408 / 4,432  99.5 %    4,432 / 4,432  100.0 %
-    num_blocks     2,610 / 2,863  91.2 %    4,384 / 4,432  98.9 %    4,432 / 4,432  100.0 %
-    tokens         2,693 / 2,863  94.1 %    4,386 / 4,432  99.0 %    4,432 / 4,432  100.0 %
-    concurrency    2,693 / 2,863  94.1 %    4,386 / 4,432  99.0 %    4,432 / 4,432  100.0 %
-    TP refusals        4 / 4                    6 / 6                    6 / 6
+    check          session 4 (041fbe5)      session 5 (4,500)        session 6 (4,500)        session 10
+    all checks     2,653 / 2,908  91.2 %    4,452 / 4,500  98.9 %    4,500 / 4,500  100.0 %   4,524/4,524
+    refusal        2,906 / 2,908  99.9 %    4,500 / 4,500  100.0 %   4,500 / 4,500  100.0 %   4,524/4,524
+    token_bytes    2,749 / 2,863  96.0 %    4,384 / 4,432  98.9 %    4,432 / 4,432  100.0 %   4,456/4,456
+    block_size     2,703 / 2,863  94.4 %    4,408 / 4,432  99.5 %    4,432 / 4,432  100.0 %   4,456/4,456
+    num_blocks     2,610 / 2,863  91.2 %    4,384 / 4,432  98.9 %    4,432 / 4,432  100.0 %   4,456/4,456
+    tokens         2,693 / 2,863  94.1 %    4,386 / 4,432  99.0 %    4,432 / 4,432  100.0 %   4,456/4,456
+    concurrency    2,693 / 2,863  94.1 %    4,386 / 4,432  99.0 %    4,432 / 4,432  100.0 %   4,456/4,456
+    TP refusals        4 / 4                    6 / 6                    6 / 6                6/6
 
 The 255 misses of session 4 were three rules, now engine-spec data (specs/engines/vllm.yaml):
 Gemma-4 with an 8-bit cache (attention_block_by_head_size: 64-token FA4 fp8 blocks on SM90),

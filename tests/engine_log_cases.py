@@ -65,7 +65,8 @@ class LogCase:
         launch command); explain-log gets them as user flags."""
         keep = ("mem_fraction_static", "page_size", "max_model_len", "kv_cache_dtype",
                 "enable_prefix_caching", "max_num_batched_tokens", "max_num_seqs",
-                "gpu_memory_utilization", "decode_context_parallel_size", "speculative_config")
+                "gpu_memory_utilization", "decode_context_parallel_size", "speculative_config",
+                "quantization")
         flags = self.meta.get("flags") or {}
         out = {k: flags[k] for k in keep if flags.get(k) is not None}
         return out | FLAG_FIXES.get(self.slug, {})

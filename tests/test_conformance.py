@@ -31,9 +31,9 @@ def test_file_is_current_and_holds_every_recorded_point():
     lines = [json.loads(x) for x in text.splitlines()]
     head, points = lines[0], lines[1:]
     assert head["format"] == "kvfit-engine-conformance" and head["version"] == 1
-    # one point per recorded engine decision: 4,500 vLLM and 2,292 SGLang (the records' counts)
+    # one point per recorded engine decision: 4,524 vLLM and 2,292 SGLang (the records' counts)
     by_engine = {e: [p for p in points if p["engine"] == e] for e in ("vllm", "sglang")}
-    assert len(by_engine["vllm"]) == len(vrec.points()) == 4500
+    assert len(by_engine["vllm"]) == len(vrec.points()) == 4524
     assert len(by_engine["sglang"]) == len(srec.points()) == 2292
     assert len({p["id"] for p in points}) == len(points)
     # the expected values are the engine's: spot one against the record by hand
@@ -62,7 +62,7 @@ def test_kvfit_passes_and_an_empty_planner_fails(capsys):
     # the record tests (test_vllm_kv_record.py, test_sglang_kv_record.py) check every point
     assert run.main(["--every", "60"]) == 0
     out = capsys.readouterr().out
-    assert "vllm: 75/75 points pass" in out and "sglang: 39/39 points pass" in out
+    assert "vllm: 76/76 points pass" in out and "sglang: 38/38 points pass" in out
     silent = f"{shlex.quote(sys.executable)} -c 'import sys; sys.stdin.read()'"
     assert run.main(["--every", "600", "--planner", silent]) == 1
     out = capsys.readouterr().out

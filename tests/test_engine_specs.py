@@ -69,7 +69,8 @@ def test_version_ranges():
 
 @pytest.mark.parametrize("version, util, charged, formula, mamba, in_flight", [
     ("0.19.0", 0.9, False, "blocks_per_group", 2, 1),     # fixture logs v0.19.0
-    ("0.24.0", 0.9, True, "concurrency_x_len", 2, 1),      # v0.21 CUDA graphs, v0.24 formula
+    ("0.24.0", 0.92, True, "concurrency_x_len", 2, 1),     # v0.21 CUDA graphs, v0.24 formula;
+    # 0.92: the 0.24.0 wheel, vllm/config/cache.py:67 (0.92 from 0.20.0 on, cache.py:66)
     ("0.33.0", 0.92, True, "concurrency_x_len", 3, 2),     # engines.md (0.33 source)
 ])
 def test_vllm_rules_by_version(version, util, charged, formula, mamba, in_flight):

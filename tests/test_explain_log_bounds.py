@@ -154,9 +154,10 @@ def test_a_worker_log_without_its_tp_is_not_guessed():
     path = LOGS / f"{case.slug}.log"
     refused(*cli(path, "--model-dir", case.model_dir, "--hardware", case.hardware),
             "Worker_TP0")
-    # ... and with it, no predicted number is negative
+    # ... and with it (and the run's --quantization fp8, from its non-default args: the
+    # stand-in config is bf16), no predicted number is negative
     code, out, err = cli(path, "--model-dir", case.model_dir, "--hardware", case.hardware,
-                         "--tp", "2", "--json")
+                         "--tp", "2", "--quantization", "fp8", "--json")
     assert code == 0, err
     rows = json.loads(out)["rows"]
     assert all(r["predicted"] is None or r["predicted"] >= 0 for r in rows), rows

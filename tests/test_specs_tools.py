@@ -74,9 +74,10 @@ def test_diff_lists_every_llama_case_and_the_vllm_disagreement(tmp_path, monkeyp
             "(+6.25 %)") in out
     # 8B at 128k: 32 layers x 4,352 B x 131,072 = 18,253,611,008 B (was 17,179,869,184).
     assert "per sequence 17,179,869,184 -> 18,253,611,008 B (+6.25 %)" in out
-    # The recorded vLLM 0.33 plans of the 4 pinned llama dirs (TP 1, 2, 8 x auto, fp8 = 24
-    # rows) agreed with kvfit before the change and no longer do.
-    assert "vLLM 0.33.0: 24 recorded points; agreed before 24, agree now 0" in out
+    # The recorded vLLM 0.33 plans of the 4 pinned llama dirs and llava-1.5-7b, whose text
+    # model is llama's (5 dirs x TP 1, 2, 8 x auto, fp8 = 30 rows) agreed with kvfit before
+    # the change and no longer do.
+    assert "vLLM 0.33.0: 30 recorded points; agreed before 30, agree now 0" in out
     assert "disagrees now (num_blocks kvfit" in out
     code, out, _ = run_cli("specs", "diff", "HEAD", "--json")
     data = json.loads(out)

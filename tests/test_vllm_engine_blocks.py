@@ -49,14 +49,18 @@ def test_gemma4_fp8_blocks_by_hand(name, kv):
     assert r["concurrency"][0] == round(32768 / 357, 4)
 
 
-def test_gemma4_block_rule_needs_fp8_and_sm90():
+def test_gemma4_block_rule_by_kv_dtype_and_gpu():
     d = "tests/architectures/gemma4/configs/google--gemma-4-26B-A4B"
     bf16, _ = _engine(d, 1, "--hardware", "h100-80", "--kv-dtype", "bf16")
     assert bf16["block_size"]["value"] == 16                # FA4 for all layers, MultipleOf(16)
     sm90, _ = _engine(d, 1, "--hardware", "h100-80", "--kv-dtype", "fp8")
     assert sm90["block_size"]["value"] == 64 and "head size 512" in sm90["block_size"]["basis"]
+    # SM100: TRITON_FLASHINFER takes only 64-token blocks, for bf16 too; SM120: TRITON_ATTN,
+    # 16 (recorded: tests/test_vllm_gemma4_blackwell.py)
     sm100, _ = _engine(d, 1, "--hardware", "b200-180", "--kv-dtype", "fp8")
-    assert sm100["block_size"]["value"] == 16               # the SM90 fp8 kernel only
+    assert sm100["block_size"]["value"] == 64 and "TRITON_FLASHINFER" in sm100["block_size"]["basis"]
+    sm120, _ = _engine(d, 1, "--hardware", "rtx-pro-6000-96", "--kv-dtype", "fp8")
+    assert sm120["block_size"]["value"] == 16
 
 
 # --- DSA with a checkpoint-declared fp8_e4m3 cache: FLASHINFER_MLA_SPARSE_SM90 raw rows -----

@@ -107,20 +107,42 @@ def non_torch(rules, inp: Inputs) -> Quantity:
 
 def capture_sizes(largest: int) -> int:
     """How many CUDA graphs vLLM captures up to `largest` tokens: 1, 2, 4, then every 8 up
-    to 248, then every 16 (51 graphs at 512, 83 at 1024, 35 at 256; fixture logs)."""
+    to 248, then every 16 (51 graphs at 512, 83 at 1024, 35 at 256; fixture logs; 5 at 16,
+    6 at 24: noonghunna/club-3090 #104, #747)."""
     small = [s for s in (1, 2, 4) if s <= largest]
     mid = len(range(8, min(largest, 248) + 1, 8))
     big = len(range(256, largest + 1, 16)) if largest >= 256 else 0
     return len(small) + mid + big
 
 
-def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool) -> Quantity:
-    """vLLM's CUDA-graph memory estimate (bytes) for PIECEWISE + FULL decode graphs."""
+def _capture_max(rules, inp: Inputs) -> int:
+    """The platform's default largest CUDA-graph capture size (rule
+    cudagraph_capture_max_by_capability by the GPU's major capability, else
+    cudagraph_capture_max)."""
+    rows = (rules.values.get("cudagraph_capture_max_by_capability") or {}).get("value") or ()
+    if inp.capability:
+        major = int(str(inp.capability).split(".")[0])
+        for row in rows:
+            if row["cc_major"] == major:
+                return row["max"]
+    return rules["cudagraph_capture_max"]
+
+
+def cudagraph(rules, inp: Inputs, max_num_seqs: int, eager: bool, spec: int = 0,
+              mnbt: int | None = None) -> Quantity:
+    """vLLM's CUDA-graph memory estimate (bytes) for PIECEWISE + FULL decode graphs. The
+    largest capture size is 2 x max_num_seqs x the uniform decode query length (1 + `spec`
+    speculative tokens), at most the platform default and `mnbt` (max_num_batched_tokens)
+    (vllm/config/vllm.py:1689-1694 in 0.24.0;
+    :2463-2470 and :695-713 in 0.33.0; the 0.2x MTP logs of noonghunna/club-3090 #104 and #747 print
+    'PIECEWISE=5 (largest=16)' for 2 sequences x 4 and 'PIECEWISE=6 (largest=24)' for 2 x 6).
+    Not modelled: FlashInfer drops the FULL graphs under speculative decoding (those logs:
+    'setting cudagraph_mode=PIECEWISE'), and 0.33 appends the uniform decode sizes."""
     if "cudagraph" in inp.overrides:
         return num(int(inp.overrides["cudagraph"] * GIB), "user")
     if eager:
         return num(0, "user: --enforce-eager (no graphs)")
-    largest = min(rules["cudagraph_capture_max"], 2 * max_num_seqs)
+    largest = min(_capture_max(rules, inp), 2 * max_num_seqs * (1 + spec), mnbt or 1 << 62)
     n_piece, n_full = capture_sizes(largest), capture_sizes(min(largest, max_num_seqs))
     if inp.graph_counts:
         n_piece, n_full = inp.graph_counts

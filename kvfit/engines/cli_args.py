@@ -34,6 +34,10 @@ _FLAGS = [
     ("--enforce-eager", "bool", "vllm", "vLLM: no CUDA graphs"),
     ("--moe-backend", str, "vllm", "vLLM: MoE kernel backend (default auto); an explicit "
      "non-Triton backend pads FP8 expert shards instead of refining their block scales"),
+    ("--quantization", str, "both", "vLLM/SGLang: the run's --quantization METHOD; fp8 (vLLM "
+     "0.33: fp8_per_tensor) on an unquantized checkpoint stores its linear weights as fp8 "
+     "while loading, which the plan's weights then count; a method the engine version lacks, "
+     "or fp8 on a checkpoint that declares another method, exits 2"),
     ("--allow-deprecated-quantization", "bool", "vllm", "vLLM: start a checkpoint whose "
      "quantization method this version deprecates (0.33: fbgemm_fp8, fp_quant); refused "
      "without it"),

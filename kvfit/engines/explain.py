@@ -90,12 +90,15 @@ def _total(facts: LogFacts, acc) -> tuple[int | None, str | None]:
 
 
 def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
-             loaded=None) -> tuple[int | None, str, bool]:
+             loaded=None, mtp: bool = False) -> tuple[int | None, str, bool]:
     """(bytes per rank, basis, packed). `loaded`: (QuantSummary, why) when the weights as
     loaded differ from the checkpoint's files (load-time quantization, or a stated served
-    format): the config estimate with that quantization, never the files' bytes. Predicted
-    vLLM weights add the RoPE cache its loading figure counts (kvfit/engines/rope_cache.py)."""
-    w, basis, packed = _rank_weights(facts, weight_gib, meta, tp, state, log_weights, loaded)
+    format): the config estimate with that quantization, never the files' bytes. `mtp`: the
+    run drafts with the checkpoint's MTP layers, which the engine loads with the target (a
+    config estimate then counts them). Predicted vLLM weights add the RoPE cache its loading
+    figure counts (kvfit/engines/rope_cache.py)."""
+    w, basis, packed = _rank_weights(facts, weight_gib, meta, tp, state, log_weights, loaded,
+                                     mtp)
     if w is None or not packed or facts.engine != "vllm":
         return w, basis, packed
     from .rope_cache import rope_cache_bytes
@@ -105,7 +108,7 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: boo
 
 
 def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
-                  loaded=None) -> tuple[int | None, str, bool]:
+                  loaded=None, mtp: bool = False) -> tuple[int | None, str, bool]:
     if weight_gib is not None:
         return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
     if "weights_gib" in facts.printed and log_weights:
@@ -114,7 +117,7 @@ def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights
     from ..checkpoint.weights import config_estimate, count_weights
 
     if loaded is not None:
-        est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes,
+        est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes, mtp,
                                    quant=loaded[0])
         if est is not None:
             return est.rank_bytes(tp), f"config estimate, {loaded[1]}: {why}, per TP rank", \
@@ -122,7 +125,7 @@ def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights
         return None, f"unknown: {loaded[1]}, but no config estimate: {why}", False
     w = count_weights(meta, None)
     if w.bytes is None:
-        est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes)
+        est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes, mtp)
         if est is not None:
             return est.rank_bytes(tp), f"config estimate: {why}, per TP rank", True
         return None, "unknown: the log excerpt prints no loaded weights and the checkpoint " \
@@ -161,9 +164,9 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
         state = engine_state(meta, rules, fl.get("kv_cache_dtype"), context, mtp=mtp,
                              model_dtype=fl.get("dtype"), capability=cap)
     fl.setdefault("max_model_len", context)
-    loaded = _loaded(facts, flags or {}, version, meta, served_format)
+    loaded = _loaded(facts, flags or {}, version, meta, served_format, rules)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},
-                  log_weights, loaded)
+                  log_weights, loaded, mtp)
     end_to_end = predict_inputs(facts.engine, version, fl, inp)
     from_printed = _from_printed(facts, version, fl, inp)
     notes = list(state.warnings) + facts.notes
@@ -196,22 +199,27 @@ def _check_ranks(facts: LogFacts, tp: int, basis: str) -> None:
                          hint="Pass --tp N with the run's tensor-parallel size.")
 
 
-def _loaded(facts: LogFacts, user: dict, version: str | None, meta, served_format):
+def _loaded(facts: LogFacts, user: dict, version: str | None, meta, served_format, rules):
     """(QuantSummary, why) for weights loaded in another format than the checkpoint's files
     hold, or None: a stated served format, else the run's --quantization when vLLM quantizes
-    an unquantized checkpoint while loading (kvfit/engines/load_quant.py)."""
+    an unquantized checkpoint while loading (kvfit/engines/load_quant.py). A --quantization
+    the user passes is checked as the plan checks it (exit 2 for a method the engine version
+    lacks or refuses here); the log's own is read as the engine took it."""
     from ..checkpoint.quant import summarize
-    from .load_quant import load_time, served
+    from .load_quant import load_time, planned, served
 
     if served_format:
         return served(served_format)
-    method = user.get("quantization", facts.flags.get("quantization"))
+    if user.get("quantization") is not None:
+        summary, why = planned(rules, user["quantization"], summarize(meta))
+        return (summary, why) if summary is not None else None
+    method = facts.flags.get("quantization")
     summary, why = load_time(facts.engine, version, method, summarize(meta))
     return (summary, why) if summary is not None else None
 
 
 def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
-            log_weights: bool = True, loaded=None) -> Inputs:
+            log_weights: bool = True, loaded=None, mtp: bool = False) -> Inputs:
     from ..hardware.presets import find_accelerator
 
     acc = find_accelerator(hardware) if hardware else None
@@ -222,7 +230,7 @@ def _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides,
         visible = total + int(rules_for(facts.engine, None).est("torch_total_offset_mib") * MIB)
     else:
         visible = 0
-    w, w_basis, packed = _weights(facts, weight_gib, meta, tp, state, log_weights, loaded)
+    w, w_basis, packed = _weights(facts, weight_gib, meta, tp, state, log_weights, loaded, mtp)
     p = facts.printed
     free = None
     if "avail_after_load_gib" in p and "weights_gib" in p:

@@ -78,7 +78,8 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> EngineMemor
     weights = budget.loaded_weights(rules, inp)
     peak = budget.activation_peak(rules, inp, seqs, mnbt)
     non_torch = budget.non_torch(rules, inp)
-    graphs = replace(budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager"))),
+    graphs = replace(budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager")),
+                                      int(flags.get("num_speculative_tokens") or 0), mnbt),
                      charged=charged)
     terms = (weights, peak, non_torch, graphs)
     user = flags.get("kv_cache_memory_bytes")
@@ -371,12 +372,28 @@ def _indexer_refusal(rules, inp) -> Refusal | None:
                    rule=rules.basis("indexer_mxfp4_capability"))
 
 
+def _mm_prefix_kv_refusal(rules, inp) -> Refusal | None:
+    """A KV dtype no attention backend takes for this multimodal prefix-LM model."""
+    rule = rules.values.get("mm_prefix_kv_refused")
+    config = inp.model_config or {}
+    cfg = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    for cond in rule["value"] if rule else ():      # rows: conditions of the spec rule (YAML)
+        if config.get("model_type") == cond["model_type"] and inp.kv_name in cond["kv"] and \
+                cfg.get(cond["text_config_key"]) == cond["equals"]:
+            return Refusal(reason=f"No valid attention backend found for --kv-cache-dtype "
+                                  f"{inp.kv_name} with {cond['model_type']}'s multimodal "
+                                  f"prefix attention ({cond['text_config_key']} = "
+                                  f"{cond['equals']!r}).",
+                           rule=rules.basis("mm_prefix_kv_refused"))
+    return None
+
+
 def refusal(rules, mem: EngineMemory, grouping, blocks: int, L: int, knobs) -> Refusal | None:
     """The engine's start-up refusal (reason and rule), or None when it starts."""
     free, req = mem.free_at_start_bytes.value, mem.requested_bytes.value
     before_memory = (too_long("vllm/config/model.py (_get_and_verify_max_len)", L, knobs[-1])
-                     or _indexer_refusal(rules, knobs[-1]))
-    if before_memory:                 # refused whatever the memory: context or indexer dtype
+                     or _indexer_refusal(rules, knobs[-1]) or _mm_prefix_kv_refusal(rules, knobs[-1]))
+    if before_memory:         # refused whatever the memory: context, indexer or KV dtype
         return before_memory
     if req is not None and req > free:
         return Refusal(reason=f"Free memory on device ({gib(free)}) on startup is less than "

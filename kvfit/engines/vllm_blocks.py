@@ -28,7 +28,8 @@ def attention_block(rules, inp: Inputs) -> dict:
         major = int(str(inp.capability).split(".")[0])
         for row in rows["value"]:
             if major in row["cc_major"] and inp.kv_name in row["kv"] and \
-                    inp.head_size == row["head_size"]:
+                    inp.head_size == row["head_size"] and \
+                    all(_config_holds(inp.config or {}, c) for c in row.get("when_config", ())):
                 bs = num(row["block_size"], f"engine rule {rows['source']}: compute capability "
                          f"{inp.capability}, {inp.kv_name} KV, head size {inp.head_size} -> "
                          f"{row['backend']}")

@@ -124,8 +124,50 @@ def _context(req, fields, warnings, root) -> tuple[int, int | None, str, object]
     return ctx, declared, f"user: --context {req.context}", rope
 
 
-def checkpoint_weights(req, meta, res, quant, model_bytes, warnings):
-    """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for."""
+def loaded_quantization(cap, meta, warnings: list[str]):
+    """(QuantSummary, why) when the engine flags' --quantization makes the engine quantize
+    the checkpoint while loading it, else None; ConfigError (exit 2) for a method this engine
+    version lacks or refuses here (kvfit.engines.load_quant.planned)."""
+    method = cap.flags.get("quantization") if cap.engine else None
+    if method is None:
+        return None
+    from ..checkpoint.quant import summarize
+    from ..engines.load_quant import planned
+
+    summary, why = planned(cap.rules, method, summarize(meta))
+    if summary is None and why:
+        warnings.append(why)
+    return (summary, why) if summary is not None else None
+
+
+def _loaded_weights(req, meta, res, model_bytes, loaded, warnings) -> Weights:
+    """The weights as the engine holds them after quantizing at load (`loaded`): the config
+    estimate with that storage, never the files' bytes; --weight-gib still wins."""
+    if req.weight_gib is not None:
+        return count_weights(meta, req.weight_gib)
+    if req.parallelism != "tp":
+        raise UsageError(f"--quantization with --parallelism {req.parallelism}: kvfit does not "
+                         "model expert ownership of weights quantized while loading.",
+                         hint="Plan --parallelism tp, or pass --weight-gib with the loaded "
+                              "size per replica.")
+    est, why = (None, f"spec '{res.arch.id}' lists no parameter shapes")
+    if res.arch.parameters is not None:
+        from ..checkpoint.weights import config_estimate
+        est, why = config_estimate(meta, res, model_bytes, req.mtp, quant=loaded[0])
+    if est is None:
+        warnings.append(f"Weight bytes are unknown: {loaded[1]}, and no config estimate: {why}. "
+                        "Pass --weight-gib with the loaded size.")
+        return Weights(None, "unknown", f"{loaded[1]}; no config estimate: {why}")
+    warnings.append(f"Weight bytes are the weights as loaded, an ESTIMATE from the config's "
+                    f"tensor shapes: {loaded[1]} ({est.total_bytes / GIB:.2f} GiB).")
+    return Weights(est.total_bytes, "config estimate", f"{loaded[1]}: {est.detail}")
+
+
+def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None):
+    """Checkpoint bytes, and expert ownership when an expert-parallel profile is asked for.
+    `loaded`: (QuantSummary, why) when the engine quantizes the checkpoint while loading."""
+    if loaded is not None:
+        return _loaded_weights(req, meta, res, model_bytes, loaded, warnings), None
     arch = res.arch
     if req.parallelism != "tp":
         from ..engines import parallelisms
@@ -216,6 +258,8 @@ def engine_setup(req: PlanRequest, meta, res, warnings: list[str]):
                         f"for: the {rules.extrapolated_from} rules answer, extrapolated (an engine "
                         "change since then is not modelled). --engine-strict refuses instead.")
     flags = dict(req.engine_flags)
+    if flags.get("quantization") is not None:      # the engines' method names are lower case
+        flags["quantization"] = str(flags["quantization"]).strip().lower()
     if req.kv_dtype != "auto" and "kv_cache_dtype" not in flags:
         flags["kv_cache_dtype"] = eng.kv_spelling(rules, req.kv_dtype)
     if req.utilization is not None and eng.utilization_flag:
@@ -285,7 +329,8 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
              "mtp": 1 if req.mtp else 0}
     comps = once(meta, ("state", ctx, tuple(names.items()), layout),
                  lambda: evaluate_components(arch, fields, sets, ctx, names, layout))
-    weights, own = checkpoint_weights(req, meta, res, quant, model.bytes, warnings)
+    weights, own = checkpoint_weights(req, meta, res, quant, model.bytes, warnings,
+                                      loaded_quantization(cap, meta, warnings))
     divides = tp_divides(arch, values)
     caches = cache_names(kv, index, arch, comps, req.index_dtype, warnings)
     if cap.engine:

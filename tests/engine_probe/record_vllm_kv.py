@@ -8,6 +8,13 @@ excluded). Each dir runs vllm_kv_probe.py in its own vLLM interpreter (one archi
 failure cannot leave state behind for the next), TP 1, 2 and 8, --kv-cache-dtype auto and
 fp8. The first line is a header saying what was recorded and how; with --append the header
 is not written (to grow an existing record).
+
+--gpu b200 | rtx-pro-6000 emulates that GPU instead of the H100 (vllm_gpu_emulation.py GPUS)
+and --kv lists the --kv-cache-dtype spellings; such a record goes to its own file:
+
+    KVFIT_VLLM_PYTHON=... python3 tests/engine_probe/record_vllm_kv.py --gpu b200 \
+        --kv auto,fp8,nvfp4 tests/architectures/gemma4/configs/google--gemma-4-26B-A4B ... \
+        > tests/engine_probe/vllm-0.33.0-kv-b200.jsonl
 """
 
 from __future__ import annotations
@@ -43,15 +50,25 @@ def main() -> int:
     ap.add_argument("dirs", nargs="*")
     ap.add_argument("--append", action="store_true")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--gpu", default="h100", help="the emulated GPU (vllm_gpu_emulation.GPUS)")
+    ap.add_argument("--kv", default="auto,fp8", help="--kv-cache-dtype spellings, comma-separated")
     a = ap.parse_args()
     python = os.environ.get("KVFIT_VLLM_PYTHON")
     if not python:
         print("set KVFIT_VLLM_PYTHON to a Python with vllm==0.33.0 installed", file=sys.stderr)
         return 2
+    os.environ["KVFIT_VLLM_GPU"] = a.gpu
     if not a.append:
-        print(json.dumps(HEADER), flush=True)
+        header = HEADER
+        if a.gpu != "h100":
+            header = {**HEADER, "gpu": a.gpu, "kv_cache_dtypes": a.kv.split(","),
+                      "recorded": HEADER["recorded"].replace(
+                          "8 x H100 80GB SM90", f"8 x {a.gpu}").replace(
+                          "compute capability 9.0", "the compute capability, name and total "
+                          "memory vllm_gpu_emulation.GPUS gives it")}
+        print(json.dumps(header), flush=True)
     for d in a.dirs or pinned_dirs():
-        for line in run_probe(python, "vllm_kv_probe.py", [d], a.timeout):
+        for line in run_probe(python, "vllm_kv_probe.py", [d], a.timeout, ("--kv", a.kv)):
             print(line, flush=True)
     return 0
 

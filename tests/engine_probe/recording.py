@@ -24,10 +24,12 @@ def pinned_dirs() -> list[str]:
                   if not p.parent.name.startswith("synthetic"))
 
 
-def run_probe(python: str, script: str, dirs: list[str], timeout: int) -> list[str]:
-    """The probe's JSON lines for `dirs`, plus an error row for each dir without one."""
+def run_probe(python: str, script: str, dirs: list[str], timeout: int,
+              options: tuple = ()) -> list[str]:
+    """The probe's JSON lines for `dirs` (probe `options` such as --kv after them), plus an
+    error row for each dir without one."""
     try:
-        proc = subprocess.run([python, str(HERE / script), *dirs], cwd=ROOT,
+        proc = subprocess.run([python, str(HERE / script), *dirs, *options], cwd=ROOT,
                               capture_output=True, text=True, timeout=timeout, check=False)
         lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
         done = {json.loads(x)["dir"] for x in lines}

@@ -72,9 +72,20 @@ import types
 import torch
 
 H100_TOTAL_BYTES = 85_520_809_984      # torch total_memory of an H100 80GB HBM3 (79.65 GiB)
+# KVFIT_VLLM_GPU picks the emulated GPU: (capability, device name, total bytes). h100 is the
+# default and what vllm-0.33.0-kv.jsonl was recorded on. The Blackwell totals are the hardware
+# presets' figures (specs/hardware/b200-180.yaml cuda_total_mib 182,631; rtx-pro-6000-96.yaml
+# has no CUDA total, so its visible 97,887 MiB): only vLLM's batch-default tier reads the
+# total (>= 160 GiB and >= 70 GiB), and each figure sits well inside its tier.
+GPUS = {"h100": ((9, 0), "NVIDIA H100 80GB HBM3", H100_TOTAL_BYTES),
+        "b200": ((10, 0), "NVIDIA B200", 182_631 << 20),
+        "rtx-pro-6000": ((12, 0), "NVIDIA RTX PRO 6000 Blackwell Server Edition", 97_887 << 20)}
+GPU = os.environ.get("KVFIT_VLLM_GPU", "h100")
+CAPABILITY, DEVICE_NAME, TOTAL_BYTES = GPUS[GPU]
 LENIENT = [False]
 _KERNEL_LIBRARIES = ("tilelang", "cutlass", "quack")    # GPU-image kernel DSLs, absent on this host
-_SM90_ANSWERS = {"cutlass_scaled_mm_supports_fp4": False, "cutlass_scaled_mm_supports_fp8": True,
+_SM90_ANSWERS = {"cutlass_scaled_mm_supports_fp4": CAPABILITY[0] >= 10,
+                 "cutlass_scaled_mm_supports_fp8": True,
                  "cutlass_scaled_mm_supports_block_fp8": True, "cutlass_group_gemm_supported": True}
 _NAMESPACES = ("_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C",
                "_flashmla_C", "_flashmla_extension_C", "_qutlass_C", "_deepselect_C", "_flashkda_C")
@@ -248,15 +259,15 @@ def install() -> None:
     class EmulatedH100(NonNvmlCudaPlatform):
         @classmethod
         def get_device_capability(cls, device_id=0):
-            return DeviceCapability(9, 0)
+            return DeviceCapability(*CAPABILITY)
 
         @classmethod
         def get_device_name(cls, device_id=0):
-            return "NVIDIA H100 80GB HBM3"
+            return DEVICE_NAME
 
         @classmethod
         def get_device_total_memory(cls, device_id=0):
-            return H100_TOTAL_BYTES
+            return TOTAL_BYTES
 
         @classmethod
         def current_device(cls):
@@ -279,6 +290,10 @@ def install() -> None:
     iu.has_tilelang = lambda: True       # and TileLang (DeepSeek-V4 mHC kernels)
     import vllm.utils.flashinfer as fi
     fi.has_flashinfer_sm90_nope_mla = lambda: True   # FlashInfer >= 0.6.18 on the H100
+    if CAPABILITY[0] >= 10:     # Blackwell: the GPU image's FlashInfer with its prebuilt cubins
+        fi.has_flashinfer = fi.has_flashinfer_cubin = lambda: True
+        import flashinfer.utils as fiu  # FlashInferImpl sizes a TRT-LLM counter scratch
+        fiu.get_device_sm_count = lambda device: 1    # by SM count (flashinfer.py:2093-2101), no KV
     torch.cuda.is_current_stream_capturing = lambda: False
     import vllm.model_executor.models.registry as registry
     registry._run_in_subprocess = lambda fn: fn()    # inspected here, under this emulation
