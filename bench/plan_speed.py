@@ -1,11 +1,13 @@
-"""How fast is a plan? Whole-process wall time, as ratios to a bare Python start-up.
+"""How fast is a plan? Whole-process wall and cpu time, as ratios to a bare Python start-up.
 
     uv run python bench/plan_speed.py [--runs 15]
 
 Runs each command `runs` times in fresh processes (what a user or an agent pays per call),
 after one warm-up run (bytecode and the validated-spec cache written, as on a user's machine),
-and prints the median wall time and its ratio to `python -c pass` measured in the same go,
-so figures compare across machines. Nothing here asserts a time; tests never do.
+and prints the median wall time, its ratio to `python -c pass` measured in the same go (so
+figures compare across machines), and the median cpu time (user + system, the child's own
+rusage: steadier than wall time on a shared machine). Nothing here asserts a time; tests
+never do.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from speed_run import run_once
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN = ROOT / "tests" / "architectures" / "qwen3" / "configs" / "Qwen--Qwen3-32B"
@@ -35,29 +37,22 @@ CASES = {
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def median_seconds(cmd: list[str], runs: int) -> float:
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                   cwd=ROOT, env=ENV)                      # warm-up: bytecode and spec cache
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                              cwd=ROOT, env=ENV)
-        if proc.returncode not in (0, 1, 5):
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()[-2000:]}")
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def medians(cmd: list[str], runs: int) -> tuple[float, float]:
+    """(median wall seconds, median cpu seconds) of `runs` runs after one warm-up."""
+    run_once(cmd, ENV, ROOT)                               # warm-up: bytecode and spec cache
+    done = [run_once(cmd, ENV, ROOT) for _ in range(runs)]
+    return statistics.median(r.wall for r in done), statistics.median(r.cpu for r in done)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
-    results = {name: median_seconds(cmd, args.runs) for name, cmd in CASES.items()}
-    base = results["python -c pass (baseline)"]
-    print(f"{'command':<34} {'median ms':>10} {'x baseline':>11}")
-    for name, secs in results.items():
-        print(f"{name:<34} {secs * 1000:>10.1f} {secs / base:>11.2f}")
+    results = {name: medians(cmd, args.runs) for name, cmd in CASES.items()}
+    base = results["python -c pass (baseline)"][0]
+    print(f"{'command':<34} {'median ms':>10} {'x baseline':>11} {'cpu ms':>7}")
+    for name, (wall, cpu) in results.items():
+        print(f"{name:<34} {wall * 1000:>10.1f} {wall / base:>11.2f} {cpu * 1000:>7.1f}")
 
 
 if __name__ == "__main__":

@@ -30,10 +30,19 @@ QUESTIONS = [
 ]
 
 
+# One --tune question (issue 24): the recommended engine settings, what each costs and their
+# launch command are the same on every surface (tests/test_tune.py derives its figures).
+TUNED = ("tune-v4-flash-vllm", "deepseek-ai/DeepSeek-V4-Flash",
+         {"hardware": "h100-80", "gpus": 8, "context": "32k", "engine": "vllm", "tune": True})
+
+
 def cli_args(model: str, options: dict) -> list[str]:
     """The `kvfit` command line (without the program name) asking the same question."""
     argv = [model]
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
+        if value is True:                   # a switch (tune)
+            argv.append(flag)
+            continue
         argv += [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
     return argv + ["--offline"]

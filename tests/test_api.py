@@ -212,6 +212,7 @@ def test_a_broken_spec_is_a_spec_error_with_the_cli_text(tmp_path, monkeypatch):
     (tmp_path / "broken.yaml").write_text("id: [unclosed\n")
     monkeypatch.setattr(presets, "specs_dir", lambda kind: tmp_path)
     presets.accelerators.cache_clear()
+    presets._by_id.cache_clear()
     try:
         with pytest.raises(kvfit.SpecError) as caught:
             kvfit.plan("Qwen/Qwen3-8B", hardware="h100-80", offline=True)
@@ -220,6 +221,7 @@ def test_a_broken_spec_is_a_spec_error_with_the_cli_text(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         presets.accelerators.cache_clear()
+        presets._by_id.cache_clear()
         presets.systems.cache_clear()
     assert err == caught.value.render() + "\n"
     assert code == kvfit.exit_code(caught.value) == 2

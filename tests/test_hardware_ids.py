@@ -51,3 +51,24 @@ def test_a_family_alias_says_which_preset_it_read():
             "h100-nvl-94, h100-pcie-80.") in r["warnings"]
     code, r = run_json(*QWEN, "--hardware", "h100-80")
     assert not any("is read as" in w for w in r["warnings"])
+
+
+def test_a_preset_named_by_its_id_is_read_from_its_own_file_alone(monkeypatch):
+    """Every id and alias answers as the whole table does; an id (any case) reads its one
+    spec, an alias the table (built here first, so it reads none)."""
+    from kvfit.hardware import presets
+
+    table = presets.accelerators()
+    read = []
+    real = presets._load
+    monkeypatch.setattr(presets, "_load", lambda kind, schema, paths=None: (
+        read.append([p.name for p in paths] if paths else "all"), real(kind, schema, paths))[1])
+    for key, acc in table.items():
+        read.clear()
+        presets._by_id.cache_clear()
+        assert presets.find_accelerator(key.upper()) == acc
+        assert read == ([[f"{acc.id}.yaml"]] if key == acc.id else []), key
+    read.clear()
+    presets._by_id.cache_clear()
+    assert presets.alias_note("H100-80") is None and read == [["h100-80.yaml"]]
+    assert presets.find_accelerator("H100-80").id == "h100-80" and len(read) == 1  # kept

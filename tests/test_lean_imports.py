@@ -42,6 +42,20 @@ def test_a_local_plan_loads_no_hub_client_engine_or_plotting(tmp_path):
         assert module not in loaded, module
 
 
+def test_a_plain_plan_loads_only_the_facts_it_can_meet(tmp_path):
+    """The facts of the questions it does not ask (--systems, suggestions, attention-DP) stay
+    unloaded; a --systems search loads its own."""
+    loaded = _loaded(tmp_path, *PLAN)
+    assert "kvfit.report.reasons" in loaded
+    for module in ("kvfit.report.search_reasons", "kvfit.report.suggest_reasons",
+                   "kvfit.report.dpa_reasons", "kvfit.planner.search", "kvfit.planner.suggest",
+                   "kvfit.planner.dpa", "kvfit.planner.dpa_notes"):
+        assert module not in loaded, module
+    search = [str(QWEN), "--context", "32k", "--weight-gib", "61", "--systems", "dgx-h100",
+              "--json"]
+    assert "kvfit.report.search_reasons" in _loaded(tmp_path, *search)
+
+
 def test_the_same_modules_load_for_the_plans_that_ask_for_them(tmp_path):
     """The promise above is not met by modules that were removed: --engine vllm and --plot
     load them."""

@@ -1,5 +1,6 @@
-"""Every front end answers the ten questions of tests/reach_questions.py alike (issue 23): the
-report JSON and the exit code of each surface equal the CLI's `--json` and exit code.
+"""Every front end answers the ten questions of tests/reach_questions.py, and its one --tune
+question, alike (issue 23): the report JSON and the exit code of each surface equal the CLI's
+`--json` and exit code.
 
 SURFACES maps a surface's name to a function (model, options) -> (exit code, report JSON
 dict); a front end adds itself as one more entry (the page's /api/plan). The MCP `plan` tool
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from reach_questions import QUESTIONS, cli_args
+from reach_questions import QUESTIONS, TUNED, cli_args
 
 from conftest import run_cli
 
@@ -64,11 +65,12 @@ def surfaces(tmp_path_factory):
         yield SURFACES | {"mcp": mcp_plan}
 
 
-@pytest.mark.parametrize(("model", "options"), [q[1:] for q in QUESTIONS],
-                         ids=[q[0] for q in QUESTIONS])
+@pytest.mark.parametrize(("model", "options"), [q[1:] for q in [*QUESTIONS, TUNED]],
+                         ids=[q[0] for q in [*QUESTIONS, TUNED]])
 def test_every_surface_answers_as_the_cli(surfaces, model, options):
     want_code, want = cli(model, options)
     assert want["model"]["source"] == model            # the CLI did answer this question
+    assert ("tune" in want) == bool(options.get("tune"))
     for name, surface in surfaces.items():
         code, got = surface(model, options)
         assert code == want_code, name

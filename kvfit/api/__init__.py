@@ -68,8 +68,10 @@ def sweep_request(ns: dict, specs: list[str], started=None, note=None):
     (none: a single plan, one cell); the CLI's --sweep and --plot, and sweep()."""
     from ..planner import sweep as sweeps
     from ..planner.build import plan as build
+    from ..planner.tune import check_single
     from .request import planned, request_from
 
+    check_single(bool(ns.get("tune")))
     flags = set(ns)
     req = request_from(ns, note)
     req.hub_started = started

@@ -77,10 +77,8 @@ def run_plan(argv: list[str], started: float | Callable[[], float] | None = None
         return _list_systems(ns.get("json", False))
     verbose = ns.pop("verbose", False)
     if "sweep" in ns or "plot" in ns:
-        if ns.get("tune"):
-            from ..errors import UsageError
-            raise UsageError("--tune cannot be combined with --sweep or --plot: it tunes the "
-                             "engine for one plan.", hint="Tune the cell you want to serve.")
+        from ..planner.tune import check_single
+        check_single(bool(ns.get("tune")))
         from .sweep_cmd import run_sweep
         return run_sweep(ns, ns.pop("sweep", []), ns.pop("plot", None))
     from ..api import outcome, plan_request

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from ..errors import UsageError
 from ..paths import specs_dir
@@ -48,9 +48,10 @@ class Accelerator:
         return round(self.nominal_gib * GIB), f"nominal: {self.nominal_gib:g} GiB{note}"
 
 
-def _load(kind: str, schema: str) -> list[dict]:
+def _load(kind: str, schema: str, paths=None) -> list[dict]:
+    """The validated data of the specs/<kind> files (`paths`: these of them); SpecError."""
     docs, problems = [], []
-    for path in sorted(specs_dir(kind).glob("*.yaml")):
+    for path in sorted(specs_dir(kind).glob("*.yaml")) if paths is None else paths:
         doc, probs, key = load_checked(path, schema, allow_null=True)
         problems += probs
         if doc is not None and not probs:
@@ -63,20 +64,38 @@ def _load(kind: str, schema: str) -> list[dict]:
     return docs
 
 
+def _accelerator(d: dict) -> Accelerator:
+    """The Accelerator of one validated hardware spec."""
+    m = d["memory"]
+    return Accelerator(d["id"], d["name"], tuple(d.get("aliases", ())), m["nominal_gib"],
+                       m.get("visible_mib"), m.get("cuda_total_mib"), m.get("unified", False),
+                       m.get("unified_planning_gib"), tuple(d.get("notes", ())),
+                       d["dtypes"].get("fp8"), d["dtypes"].get("fp4"), d.get("compute_capability"))
+
+
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """Every bundled accelerator, keyed by id and by alias."""
     out = {}
     for d in _load("hardware", "hardware.v1.schema.json"):
-        m = d["memory"]
-        acc = Accelerator(d["id"], d["name"], tuple(d.get("aliases", ())), m["nominal_gib"],
-                          m.get("visible_mib"), m.get("cuda_total_mib"), m.get("unified", False),
-                          m.get("unified_planning_gib"), tuple(d.get("notes", ())),
-                          d["dtypes"].get("fp8"), d["dtypes"].get("fp4"),
-                          d.get("compute_capability"))
+        acc = _accelerator(d)
         for key in (acc.id, *acc.aliases):
             out[key] = acc
     return out
+
+
+@lru_cache(maxsize=64)
+def _by_id(text: str) -> Accelerator | None:
+    """The preset whose id is `text` in any letter case, read from its own file
+    (specs/hardware/<id>.yaml) alone, so a plan naming a preset by its id reads one spec;
+    None when no file is named so (an alias, a typo: the whole table answers). Kept per
+    process like the table (a bounded cache: the texts are the user's)."""
+    name = str(text).strip().casefold()
+    paths = [p for p in specs_dir("hardware").glob("*.yaml") if p.stem == name]
+    if not paths:
+        return None
+    docs = _load("hardware", "hardware.v1.schema.json", paths)
+    return next((acc for acc in map(_accelerator, docs) if acc.id == name), None)
 
 
 def find_accelerator(text: str) -> Accelerator:
@@ -91,6 +110,9 @@ def find_accelerator(text: str) -> Accelerator:
                              "above 0 and at most 100000 (custom:96).")
         return Accelerator(text, f"custom accelerator with {gib:g} GiB", (), gib, None, None,
                            False, None)
+    acc = _by_id(text)
+    if acc is not None:
+        return acc
     table = accelerators()
     key = _lookup(text, table)
     if key is None:
@@ -126,7 +148,7 @@ def _did_you_mean(text: str, table: dict) -> str:
 def alias_note(text: str | None) -> str | None:
     """For an alias shared by a family (h100 = h100-80, beside h100-pcie-80 and h100-nvl-94):
     which preset it was read as, and the close ones."""
-    if not text or text.startswith("custom:"):
+    if not text or text.startswith("custom:") or _by_id(text) is not None:
         return None
     table = accelerators()
     key = _lookup(text, table)

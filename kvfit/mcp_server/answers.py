@@ -29,10 +29,21 @@ def fit_answer(fit: Mapping) -> str:
         best = "; ".join(f"{row['model']}: {row['recommended']['label']} holds "
                          f"{count(row['max_sequences'], 'sequence')}, weights "
                          f"{gib(row['weights']['bytes'], 1)} ({row['weights']['basis']})"
-                         for row in fits[:3])
+                         + _tuned(row) for row in fits[:3])
         text += f"; best first: {best}"
     text += f". Each row is one plan: {fit['verify']}."
     return escape_controls(text)
+
+
+def _tuned(row: Mapping) -> str:
+    """The settings --tune changed for a fit row, as flags (as `kvfit fit` prints them)."""
+    tune = row.get("tune")
+    if not tune:
+        return ""
+    changed = " ".join(c["flag"] if c["value"] is True else "--no-" + c["flag"][2:]
+                       if c["value"] is False else f"{c['flag']} {c['value']}"
+                       for c in tune["changed"])
+    return f", tuned with {changed or 'the defaults'}"
 
 
 def _value(value, unit: str) -> str:

@@ -205,7 +205,10 @@ PLAN = (
     "ids: kvfit searches the fewest complete systems that hold the target); `context` "
     "(32768, 32k, 1m), `concurrent_users`, `kv_dtype` (fp8 halves a bf16 cache). Add "
     "`engine` vllm or sglang to answer with that engine's own KV pool and launch flags "
-    "instead of the static bound. The answer counts the architecture's exact per-sequence "
+    "instead of the static bound; with an engine, `tune` true also recommends the engine "
+    "settings that hold the most (batched tokens, running requests, block or page size, "
+    "the memory fraction, capped by `tune_max_utilization`), what each costs and the launch "
+    "command with them. The answer counts the architecture's exact per-sequence "
     "state (sliding windows, MLA latents, hybrid recurrent state) per rank for every TP x DP "
     "and attention-DP + EP layout, recommends one, and when it does not fit lists the "
     "smallest changes that would. Result: the full report (what `kvfit MODEL ... --json` "
@@ -223,7 +226,8 @@ FIT = (
     "users with `plan`'s own code and lists those that fit, best first (most resident "
     "sequences), with their layout, weights and quantized siblings. Use it when the user has "
     "hardware and asks what they can run; narrow it with `family` (an organisation or "
-    "model_type such as Qwen, qwen3, deepseek_v3). Result: what `kvfit fit ... --json` "
+    "model_type such as Qwen, qwen3, deepseek_v3); with `engine`, `tune` true plans each "
+    "with the settings that hold the most and names those it changed. Result: what `kvfit fit ... --json` "
     "prints, and a paragraph naming the best three.")
 EXPLAIN = (
     "Explain a vLLM or SGLang start-up log: each number the engine printed (GPU total, "

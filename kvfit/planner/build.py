@@ -412,8 +412,9 @@ def plan(req: PlanRequest, engine: dict | None = None, meta: Metadata | None = N
     if req.memory_basis == "free" or str(req.hardware or "").casefold() == "auto":
         from ..hardware.detect import apply
         req, detected = apply(req, warnings)
-    if alias_note(req.hardware):
-        warnings.append(alias_note(req.hardware))
+    note = alias_note(req.hardware)
+    if note:
+        warnings.append(note)
     m, report = (prepared or prepare)(req, warnings, meta)
     if detected is not None:
         report["detected_hardware"] = detected

@@ -33,7 +33,7 @@ from fractions import Fraction
 
 from ..model.plan import Layout
 from ..model.sections import ExpertParallel
-from ..report.reasons import AttentionGroups
+from ..report.dpa_reasons import AttentionGroups
 from .layouts import Budget, judged, tp_problems
 from .ownership import Ownership
 from .systems import Topology, placement

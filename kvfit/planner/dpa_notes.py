@@ -7,7 +7,6 @@ Every number is read from the layouts the plan's one capacity model filled: per-
 from __future__ import annotations
 
 from ..model.plan import Layout
-from ..report import reasons
 
 
 def _parts(comps, tp: int) -> tuple[list, int, list, int]:
@@ -28,7 +27,9 @@ def attention_group_note(rec, plain: Layout, comps) -> str | None:
     rep, rep_bytes, _, _ = _parts(comps, rec.attention_tp)
     if not rep:
         return None
-    return str(reasons.AttentionGroupHistories(
+    from ..report.dpa_reasons import AttentionGroupHistories
+
+    return str(AttentionGroupHistories(
         rec.label, rec.max_sequences, plain.label, plain.max_sequences, tuple(rep), rep_bytes,
         rec.attention_tp, plain.tp, rec.attention_dp))
 
@@ -50,10 +51,11 @@ def _compare(tp_ep: Layout, dp_ep: Layout, comps, g: int) -> str | None:
     _, _, _, shard_1 = _parts(comps, 1)
     if not rep or not shard:
         return None
-    W = reasons.Winner
-    winner = (W.TP_EP if tp_ep.max_sequences > dp_ep.max_sequences else
-              W.DP_EP if tp_ep.max_sequences < dp_ep.max_sequences else W.TIE)
-    return str(reasons.SplitComparison(
+    from ..report.dpa_reasons import SplitComparison, Winner
+
+    a, b = tp_ep.max_sequences, dp_ep.max_sequences
+    winner = Winner.TP_EP if a > b else Winner.DP_EP if a < b else Winner.TIE
+    return str(SplitComparison(
         tp_ep.label, tp_ep.max_sequences, dp_ep.label, dp_ep.max_sequences, tuple(rep),
         rep_bytes, tuple(shard), shard_g, shard_1, tp_ep.per_rank.non_expert_bytes,
         dp_ep.per_rank.non_expert_bytes, g, winner,

@@ -275,11 +275,12 @@ def warn(topo, acc, out: Outcome, warnings: list[str]) -> None:
 def copy_notes(layouts: list[Layout], rec: LayoutSummary | None, comps) -> list[str]:
     """Why the winner beats the widest plain TP layout when TP copies per-sequence state, and
     (with attention-DP) how TP+EP and DP+EP of one expert group differ."""
-    from .dpa_notes import attention_group_note, split_note
-
     plain = [x for x in layouts if x.parallelism == "tp" and x.valid
              and x.max_sequences is not None]
-    split = [n for n in (split_note(layouts, comps),) if n]
+    split = []
+    if any(x.parallelism != "tp" for x in layouts):      # attention-DP layouts: their notes
+        from .dpa_notes import split_note
+        split = [n for n in (split_note(layouts, comps),) if n]
     if rec is None or not plain:
         return split
     big = max(plain, key=lambda x: x.tp)
@@ -287,6 +288,7 @@ def copy_notes(layouts: list[Layout], rec: LayoutSummary | None, comps) -> list[
     if not copies or rec.id == big.id or rec.max_sequences <= big.max_sequences:
         return split
     if rec.parallelism != "tp":
+        from .dpa_notes import attention_group_note
         note = attention_group_note(rec, big, comps)
         if note:
             return [note] + split

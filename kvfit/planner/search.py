@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from ..errors import UsageError
 from ..hardware.presets import find_accelerator, find_system
 from ..model.search import OtherBasis, Search, SearchCandidate
-from ..report import reasons
+from ..report.search_reasons import CandidateFits, NoCandidate, SearchChoice
 from . import placements, systems
 
 DEFAULT_MAX_NODES = 8
@@ -261,7 +261,7 @@ def candidate(req, m, system, required: int, max_nodes: int, basis: str | None =
     if scan.found is None:
         n, lay = scan.best_seen
         return SearchCandidate(**head, status="no candidate", nodes=None, gpus=None,
-                               reason=str(reasons.NoCandidate(
+                               reason=str(NoCandidate(
                                    max_nodes, lay.max_sequences, lay.label, n, lay.placement,
                                    required)),
                                best_scale_up_local=None, best_any_fabric=lay,
@@ -269,7 +269,7 @@ def candidate(req, m, system, required: int, max_nodes: int, basis: str | None =
     n, out, hw = scan.found
     best = out.best_any_fabric
     return SearchCandidate(**head, status="fits", nodes=n, gpus=hw.gpus,
-                           reason=str(reasons.CandidateFits(n, best.label,
+                           reason=str(CandidateFits(n, best.label,
                                                             best.max_sequences, required)),
                            budget_bytes_per_gpu=hw.budget_bytes_per_gpu,
                            best_scale_up_local=out.best_scale_up_local, best_any_fabric=best,
@@ -308,7 +308,7 @@ def run(req, m, warnings: list[str]) -> dict:
     search = Search(systems=tuple(s.id for s in chosen_systems), max_nodes=max_nodes,
                     memory_basis=req.memory_basis, candidates=tuple(cands),
                     chosen=fitting[0].system if fitting else None,
-                    why=str(reasons.SearchChoice(len(fitting))))
+                    why=str(SearchChoice(len(fitting))))
     if not fitting:
         none = placements.Outcome(None, None, None, False)
         return {"search": search} | placements.Placed(placements.target(req), None, (), none,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import KvfitError
-from ..report import reasons
+from ..report.suggest_reasons import FewerPerUser, FewerUsers, LayoutHolds, LongestContext
 
 QUANT_MARKS = ("fp8", "nvfp4", "fp4", "mxfp4", "awq", "gptq", "int4", "int8", "w4a16", "w8a8")
 
@@ -46,7 +46,7 @@ def _replanner(plan):
 
 
 def _entry(change: str, flags: str, text, lay=None, **extra) -> dict:
-    """One suggestion; `text`: its description (a kvfit.report.reasons fact or a string);
+    """One suggestion; `text`: its description (a kvfit.report.suggest_reasons fact or a string);
     `lay`: the re-planned recommended layout (a Layout), if any."""
     out = {"change": change, "flags": flags, "description": str(text)}
     if lay is not None:
@@ -64,7 +64,7 @@ def _fp8(req, asked, m, report, replan):
     r = replan(asked, m.meta, kv_dtype="fp8", engine_flags=flags)
     if r and r.fits is True:
         lay = r.chosen
-        return _entry("kv_dtype", "--kv-dtype fp8", reasons.LayoutHolds(
+        return _entry("kv_dtype", "--kv-dtype fp8", LayoutHolds(
             "an fp8 KV cache", lay.label, lay.max_sequences), lay, value="fp8")
     if report.inverse:
         return None
@@ -72,7 +72,7 @@ def _fp8(req, asked, m, report, replan):
     top = r and r.inverse.max_context_tokens
     if not top:
         return None
-    return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", reasons.LongestContext(
+    return _entry("kv_dtype", f"--kv-dtype fp8 --context {top}", LongestContext(
         top, r.inverse.required_sequences, fp8=True), r.chosen, value="fp8", context=top)
 
 
@@ -113,7 +113,7 @@ def _context(req, asked, m, report, replan):
                           r.chosen)
     if top is None or top >= report.context_tokens:
         return None
-    return _entry("context", f"--context {top}", reasons.LongestContext(top, need), lay,
+    return _entry("context", f"--context {top}", LongestContext(top, need), lay,
                   value=top)
 
 
@@ -124,12 +124,12 @@ def _users(req, asked, m, report, replan):
     out = []
     users = lay.max_sequences // t.active_sequences_per_user
     if 0 < users < t.concurrent_users:
-        out.append(_entry("concurrent_users", f"--concurrent-users {users}", reasons.FewerUsers(
+        out.append(_entry("concurrent_users", f"--concurrent-users {users}", FewerUsers(
             users, t.active_sequences_per_user, lay.label, lay.max_sequences), lay, value=users))
     per = lay.max_sequences // t.concurrent_users
     if t.active_sequences_per_user > 1 and 0 < per < t.active_sequences_per_user:
         out.append(_entry("active_sequences_per_user", f"--active-sequences-per-user {per}",
-                          reasons.FewerPerUser(per, t.concurrent_users), lay, value=per))
+                          FewerPerUser(per, t.concurrent_users), lay, value=per))
     return out
 
 
@@ -149,7 +149,7 @@ def _dpa(req, asked, m, report, replan):
     if not r or r.fits is not True:
         return None
     lay = r.chosen
-    return _entry("parallelism", f"--parallelism {profile}", reasons.LayoutHolds(
+    return _entry("parallelism", f"--parallelism {profile}", LayoutHolds(
         "attention-DP with expert parallelism", lay.label, lay.max_sequences,
         "each attention group keeps its own sequences' state"), lay, value=profile)
 
@@ -167,7 +167,7 @@ def _pp(req, asked, m, report, replan):
         r = replan(asked, m.meta, pp=pp, tp=None if asked.tp is None else max(1, asked.tp // pp))
         if r and r.fits is True:
             lay = r.chosen
-            return _entry("pp", f"--pp {pp}", reasons.LayoutHolds(
+            return _entry("pp", f"--pp {pp}", LayoutHolds(
                 f"{pp} pipeline stages", lay.label, lay.max_sequences,
                 "each stage keeps only its layers' weights and KV"), lay, value=pp)
     return None

@@ -50,6 +50,13 @@ def check(req) -> None:
                              hint="Answer that question first, then --tune its answer.")
 
 
+def check_single(tune: bool) -> None:
+    """--tune answers one plan: refused beside --sweep or --plot (kvfit.sweep included)."""
+    if tune:
+        raise UsageError("--tune cannot be combined with --sweep or --plot: it tunes the "
+                         "engine for one plan.", hint="Tune the cell you want to serve.")
+
+
 def _inputs(req, m, topo, comps):
     """The prediction inputs at TP 1 on this topology's GPU, with the memory the plan's budget
     starts from (the engine's defaults read them)."""

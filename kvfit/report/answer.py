@@ -78,6 +78,24 @@ def _inverse(r: Report) -> str:
             f"({best.label}).")
 
 
+def _tune(r: Report) -> str:
+    """The settings --tune recommends (those it changed), what they hold, and their launch."""
+    t = r.tune
+    if not t:
+        return ""
+    changed = [f"{s.name} {s.recommended_text} ({s.flag}; default {s.default_text})"
+               for s in t.settings if s.changed]
+    text = (f" Recommended {r.capacity_model.label.removesuffix(' prediction')} settings "
+            f"(--tune): {'; '.join(changed) or 'the defaults'}: {t.summary}.")
+    cmd = t.command
+    if cmd and cmd.launch:
+        text += f" Launch with them: {cmd.launch}"
+    elif cmd and cmd.hosts:
+        text += " Launch with them: " + " | ".join(f"host {h.host}: {h.launch}"
+                                                    for h in cmd.hosts)
+    return text
+
+
 def _command(command: str | None) -> str:
     return f" The same question on the command line: {command}" if command else ""
 
@@ -114,7 +132,7 @@ def plan_answer(r: Report, command: str | None = None) -> str:
     text += _inverse(r)
     if r.layouts and r.weights.bytes is not None:
         text += " " + _weights(r)
-    text += _suggestion(r) + _command(command)
+    text += _tune(r) + _suggestion(r) + _command(command)
     return escape_controls(text)
 
 

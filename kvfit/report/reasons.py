@@ -3,7 +3,12 @@
 The planner decides (which layout wins and by which criterion, whether a layout holds the
 target, why a search family has no candidate, what a suggestion changes) and returns one of
 these frozen facts with its numbers; `str(fact)` is the sentence the report's JSON and text
-carry (`reason`, `why`, `explanation`, `note`, `description`). Only this module words them.
+carry (`reason`, `why`, `explanation`, `note`, `description`). Only kvfit/report words them.
+
+This module holds the facts of every plan (layout verdicts, the recommendation, the memory
+bases, copies of state, the weights' estimate) and the --tune sentences; the facts of the
+questions a plain plan does not ask have their own modules beside it: dpa_reasons
+(attention-DP), search_reasons (--systems) and suggest_reasons (suggestions).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .words import count, gib, number, tokens
+from .words import count, gib, number
 
 # -- a layout's verdict (kvfit.planner.layouts) --------------------------------------------
 
@@ -71,20 +76,6 @@ class EngineHolds:
     def __str__(self) -> str:
         return (f"{self.why}; x {count(self.instances, 'engine instance')} = "
                 f"{count(self.total, 'sequence')}; the target needs {number(self.required)}")
-
-
-@dataclass(frozen=True, slots=True)
-class AttentionGroups:
-    """What an attention-DP layout multiplies: model groups x attention groups x sequences."""
-
-    model_groups: int
-    attention_groups: int
-    sequences: int
-
-    def __str__(self) -> str:
-        return (f"({count(self.model_groups, 'model group')} x "
-                f"{count(self.attention_groups, 'attention group')} x "
-                f"{count(self.sequences, 'sequence')})")
 
 
 # -- the recommendation (kvfit.planner.layouts) --------------------------------------------
@@ -208,186 +199,7 @@ class CopiesBeaten:
                 f"({held}); {who} different sequences instead.")
 
 
-# -- attention-DP notes (kvfit.planner.dpa_notes) -------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class AttentionGroupHistories:
-    """Attention-DP beat the widest plain TP layout: each attention group keeps its own
-    histories (`replicated` components, `replicated_bytes` per sequence per rank)."""
-
-    label: str
-    sequences: int
-    tp_label: str
-    tp_sequences: int
-    replicated: tuple[str, ...]
-    replicated_bytes: int
-    attention_tp: int
-    tp: int
-    attention_dp: int
-
-    def __str__(self) -> str:
-        t, g = self.attention_tp, self.tp
-        return (f"{self.label} holds {count(self.sequences, 'resident sequence')} where "
-                f"{self.tp_label} holds {number(self.tp_sequences)} because each attention "
-                f"group keeps its own sequences' histories: the {', '.join(self.replicated)} "
-                f"of a sequence ({gib(self.replicated_bytes)}, one row per token that TP "
-                f"cannot split) lives on {count(t, 'rank')} of its attention group only, "
-                f"where under TP={g} all {g} ranks keep a copy of every sequence's; the "
-                f"{self.attention_dp} attention groups serve different sequences, so the "
-                f"history is held {count(t, 'time')} per sequence instead of {g}.")
-
-
-class Winner(Enum):
-    TP_EP = "TP+EP"
-    DP_EP = "DP+EP"
-    TIE = "tie"
-
-
-@dataclass(frozen=True, slots=True)
-class SplitComparison:
-    """TP+EP (one attention group) against DP+EP (one per GPU) in one EP group of `group`."""
-
-    tp_ep_label: str
-    tp_ep_sequences: int
-    dp_ep_label: str
-    dp_ep_sequences: int
-    replicated: tuple[str, ...]
-    replicated_bytes: int
-    sharded: tuple[str, ...]
-    sharded_bytes_group: int
-    sharded_bytes_one: int
-    non_expert_group: int
-    non_expert_one: int
-    group: int
-    winner: Winner
-    replicated_layers: int
-
-    def __str__(self) -> str:
-        g = self.group
-        head = (f"{self.tp_ep_label} (TP+EP) holds {count(self.tp_ep_sequences, 'sequence')} "
-                f"and {self.dp_ep_label} (DP+EP) {number(self.dp_ep_sequences)}. Per sequence "
-                f"per rank, {', '.join(self.replicated)} is replicated on every attention-TP "
-                f"rank ({gib(self.replicated_bytes)} under both), while "
-                f"{', '.join(self.sharded)} is sharded by heads ({gib(self.sharded_bytes_group)}"
-                f" at attention TP{g}, {gib(self.sharded_bytes_one)} at TP1); the other "
-                f"tensors take {gib(self.non_expert_group)} per rank at TP{g} and "
-                f"{gib(self.non_expert_one)} at TP1.")
-        if self.winner is Winner.TP_EP:
-            return (head + f" TP+EP wins: the replicated rows sit on only "
-                    f"{count(self.replicated_layers, 'layer')}, so the copies TP makes cost "
-                    "less than the sharded state and the split weights save.")
-        if self.winner is Winner.DP_EP:
-            return (head + " DP+EP wins: each attention group keeps its own sequences' "
-                    f"histories, so the replicated rows are held once per sequence instead of "
-                    f"on {g} ranks.")
-        return head
-
-
-# -- the --systems search (kvfit.planner.search) --------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class NoCandidate:
-    """No node count up to `max_nodes` meets the target; the most any layout held."""
-
-    max_nodes: int
-    most: int
-    label: str
-    nodes: int
-    placement: str
-    required: int
-
-    def __str__(self) -> str:
-        return (f"no candidate under these settings: up to {count(self.max_nodes, 'node')} "
-                f"the most any layout holds is {number(self.most)} ({self.label} on "
-                f"{count(self.nodes, 'node')}, {self.placement}); the target needs "
-                f"{number(self.required)}")
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateFits:
-    """The first node count whose best layout meets the target."""
-
-    nodes: int
-    label: str
-    sequences: int
-    required: int
-
-    def __str__(self) -> str:
-        return (f"{count(self.nodes, 'node')}: {self.label} holds "
-                f"{count(self.sequences, 'sequence')}; the target needs "
-                f"{number(self.required)}")
-
-
-@dataclass(frozen=True, slots=True)
-class SearchChoice:
-    """Why the search chose its family: `fitting` candidates (0: none)."""
-
-    fitting: int
-
-    def __str__(self) -> str:
-        if not self.fitting:
-            return "no family has a candidate under these settings"
-        return f"fewest accelerators among the {count(self.fitting, 'fitting candidate')}"
-
-
-# -- suggestions (kvfit.planner.suggest) -----------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class LayoutHolds:
-    """A change and what the re-planned layout then holds: `{what}: {label} holds N
-    sequences` (`what` names the change)."""
-
-    what: str
-    label: str
-    sequences: int
-    because: str = ""
-
-    def __str__(self) -> str:
-        out = f"{self.what}: {self.label} holds {count(self.sequences, 'sequence')}"
-        return f"{out} ({self.because})" if self.because else out
-
-
-@dataclass(frozen=True, slots=True)
-class LongestContext:
-    """The longest context at which `sequences` fit (`fp8`: with an fp8 KV cache)."""
-
-    context: int
-    sequences: int
-    fp8: bool = False
-
-    def __str__(self) -> str:
-        if self.fp8:
-            return (f"an fp8 KV cache with a context of {tokens(self.context)} (the longest at "
-                    f"which {count(self.sequences, 'sequence')} then fit)")
-        return (f"a context of {tokens(self.context)} (the longest at which "
-                f"{count(self.sequences, 'sequence')} fit on these GPUs)")
-
-
-@dataclass(frozen=True, slots=True)
-class FewerUsers:
-    """`users` users at `per_user` sequences each fit the `label` layout's `sequences`."""
-
-    users: int
-    per_user: int
-    label: str
-    sequences: int
-
-    def __str__(self) -> str:
-        return (f"{count(self.users, 'user')} at {count(self.per_user, 'sequence')} each: "
-                f"{self.label} holds {number(self.sequences)}")
-
-
-@dataclass(frozen=True, slots=True)
-class FewerPerUser:
-    """`per_user` resident sequences per user for `users` users."""
-
-    per_user: int
-    users: int
-
-    def __str__(self) -> str:
-        return (f"{count(self.per_user, 'resident sequence')} per user for "
-                f"{count(self.users, 'user')}")
-
+# -- the weights (kvfit.planner.build) -------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class ConfigEstimate:
@@ -400,6 +212,8 @@ class ConfigEstimate:
                 f"or index were available): {gib(self.bytes)}. Give the checkpoint, or "
                 "--weight-gib, for its real bytes.")
 
+
+# -- the --tune answer (kvfit.planner.tune) ---------------------------------------------------
 
 def setting_text(value) -> str:
     """An engine setting's value as the --tune table writes it (on/off, 8,192, 0.9)."""

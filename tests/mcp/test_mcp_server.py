@@ -48,6 +48,12 @@ SWEEP = {"model": "Qwen/Qwen3-32B", "hardware": "h100-80", "gpus": 2,
 SWEEP_ARGV = ["Qwen/Qwen3-32B", "--hardware", "h100-80", "--gpus", "2", "--weight-gib", "64",
               "--sweep", "context=8k,32k", "--offline"]
 
+# --tune (issue 24): DeepSeek-V4-Flash (catalog) on 8 x H100 at 32k under vLLM, the case of
+# tests/test_tune.py (whose figures are derived by hand from vLLM's block rules)
+TUNE = {"model": "deepseek-ai/DeepSeek-V4-Flash", "hardware": "h100-80", "gpus": 8,
+        "context": "32k", "engine": "vllm", "tune": True}
+TUNE_ARGV = ["deepseek-ai/DeepSeek-V4-Flash", "--hardware", "h100-80", "--gpus", "8",
+             "--context", "32k", "--engine", "vllm", "--tune", "--offline"]
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +172,50 @@ def test_sweep_answers_as_the_cli(mcp):
     assert got.structured_content == _json(*SWEEP_ARGV)
     # TP=2 at 32k: (71.68 - 64 / 2) GiB left over 8 / 2 = 4 GiB per sequence -> 9 sequences
     assert "context=32k: fits, TP=2 x DP=1 holds 9 sequences" in got.content[0].text
+
+
+def test_a_tuned_plan_names_the_recommended_settings(mcp):
+    # the tune options are plan options, so the tool's schema carries the API's own
+    props = mcp.tools()["plan"].input_schema["properties"]
+    options = kvfit.plan_options_schema()["properties"]
+    assert props["tune"] == options["tune"] and props["tune"]["type"] == "boolean"
+    assert props["tune_max_utilization"] == options["tune_max_utilization"]
+    got = mcp.call("plan", TUNE)
+    assert not got.is_error
+    cli = _json(*TUNE_ARGV)
+    assert got.structured_content == cli
+    tune = cli["tune"]
+    changed = [s for s in tune["settings"] if s["changed"]]
+    batched = next(s for s in changed if s["flag"] == "--max-num-batched-tokens")
+    assert batched["recommended"] == 2048       # tests/test_tune.py derives why
+    text = got.content[0].text
+    for s in changed:                           # each changed setting, beside its default
+        assert (f"{s['name']} {s['recommended_text']} ({s['flag']}; default "
+                f"{s['default_text']})") in text
+    assert f"{tune['summary']}." in text
+    assert f"Launch with them: {tune['command']['launch']}" in text
+    assert text.endswith(" --engine vllm --tune --offline")
+    # bad tune input is the CLI's paragraph: --tune needs an engine
+    bad = mcp.call("plan", {k: v for k, v in TUNE.items() if k != "engine"})
+    code, _, err = run_cli(*TUNE_ARGV[:7], *TUNE_ARGV[9:])
+    assert bad.is_error and code == 2 and bad.content[0].text == err.strip()
+    assert "needs the engine whose allocator answers" in err
+    _clean(mcp)
+
+
+def test_a_tuned_fit_names_the_settings_changed(mcp):
+    args = {"hardware": "h100-80", "gpus": 8, "context": "32k", "engine": "vllm",
+            "tune": True, "family": ["deepseek_v4"]}
+    got = mcp.call("fit", args)
+    assert not got.is_error
+    cli = _json("fit", "--hardware", "h100-80", "--gpus", "8", "--context", "32k", "--engine",
+                "vllm", "--tune", "--family", "deepseek_v4")
+    assert got.structured_content == cli
+    row = cli["rows"]["fits"][0]
+    flags = " ".join(f"{c['flag']} {c['value']}" for c in row["tune"]["changed"])
+    assert "--max-num-batched-tokens 2048" in flags
+    assert f"{row['model']}: " in got.content[0].text
+    assert f"tuned with {flags}." in got.content[0].text
 
 
 def test_explain_log_answers_as_the_cli(mcp):

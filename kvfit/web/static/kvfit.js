@@ -70,12 +70,31 @@ function questionFromForm(form) {
 function fillForm(form, q) {
   for (const [k, v] of q) {
     const box = form.elements.namedItem(k);
-    if (box && "value" in box) box.value = v;
+    if (box && box.type === "checkbox") box.checked = ["", "true", "1", "on", "yes"].includes(v.trim().toLowerCase());
+    else if (box && "value" in box) box.value = v;
   }
   const engine = q.get("engine") || "";
   const at = engine.indexOf("@");
   $("engine").value = at < 0 ? engine : engine.slice(0, at);
   $("engine_version").value = at < 0 ? "" : engine.slice(at + 1);
+}
+
+// --tune: the engine's own settings, so the controls are live only with an engine picked
+// (and the memory-fraction cap only with tune on); a disabled box is not in the question
+function tuneControls() {
+  const engine = $("engine"), tune = $("tune"), cap = $("tune_max_utilization");
+  const sync = () => {
+    const picked = engine.value !== "";
+    tune.disabled = !picked;
+    cap.disabled = !picked || !tune.checked;
+    $("tune-note").textContent = picked
+      ? "Tries the engine's own settings and recommends those that hold the most sequences; the memory " +
+        "fraction stays at most the engine's default unless a higher cap is given."
+      : "Recommending settings needs an engine: pick vLLM or SGLang above.";
+  };
+  engine.addEventListener("change", sync);
+  tune.addEventListener("change", sync);
+  sync();
 }
 
 function selectValue(select, value) {
@@ -267,12 +286,61 @@ function renderInverse(r) {
     el("dl", {}, ...items.flatMap(([k, v]) => [el("dt", { text: k.replaceAll("_", " ") }), el("dd", { text: v === null ? "none" : num(v) })])));
 }
 
+// a tried value of a tuned setting as the report writes its default and recommendation
+function settingText(s, v) {
+  if (v === s.recommended) return s.recommended_text;
+  if (v === s.default || v === null || v === undefined) return s.default_text;
+  if (typeof v === "boolean") return v ? "on" : "off";
+  return typeof v === "number" ? num(v) : String(v);
+}
+
+function launchOf(cmd) {
+  if (cmd && cmd.launch) return cmd.launch;
+  if (cmd && cmd.hosts && cmd.hosts.length) return cmd.hosts.map((h) => h.launch).join("\n");
+  return "";
+}
+
+function renderTune(r) {
+  const t = r.tune;
+  $("tune-block").hidden = !t;
+  if (!t) return;
+  const [cls, word] = t.holds === true ? ["fits", "Holds"] : t.holds === false ? ["no", "Does not hold"] : ["unknown", "Not judged"];
+  const v = $("tune-verdict");
+  v.className = "verdict tune " + cls;
+  v.replaceChildren(el("strong", { id: "tune-word", text: word }), " ",
+    el("span", { id: "tune-max-sequences", class: "figure", text: num(t.max_sequences) }),
+    ` resident sequences with these settings${t.layout ? " on " + t.layout : ""}, `,
+    el("span", { id: "tune-default-sequences", class: "figure", text: num(t.default_max_sequences) }),
+    ` with ${t.engine} ${t.version}'s defaults; the target needs `,
+    el("span", { id: "tune-required", class: "figure", text: num(t.required_sequences) }), ".");
+  // the summary sentence says more than the figures when nothing was held or judged
+  const said = t.max_sequences ? "" : ` ${t.summary[0].toUpperCase()}${t.summary.slice(1)}.`;
+  $("tune-summary").textContent = `${num(t.combinations)} combinations of ${t.engine}'s settings tried.${said}`;
+  $("tune-settings").querySelector("tbody").replaceChildren(...t.settings.map((s) => el("tr", { class: s.changed ? "changed" : null },
+    el("th", { scope: "row", title: s.rule }, s.name, el("br"), el("code", { class: "flag", text: s.flag })),
+    el("td", { text: s.default_text }),
+    el("td", { class: "num", text: num(s.max_sequences_at_default) }),
+    el("td", {}, s.changed ? el("strong", { text: s.recommended_text }) : s.recommended_text,
+      s.changed ? el("small", { class: "note", text: " changed" }) : ""),
+    el("td", { class: "num", text: num(s.max_sequences) }),
+    el("td", { class: "tried" }, ...s.values.flatMap((x, i) => [i ? " · " : "",
+      el("span", { text: `${settingText(s, x.value)}: ${num(x.max_sequences)}` })])))));
+  $("tune-refusals").replaceChildren(...t.settings.filter((s) => s.default_refusal).map((s) =>
+    el("li", { text: `${s.flag} at ${s.default_text}: the engine refuses to start: ${s.default_refusal}` })));
+  const launch = launchOf(t.command);
+  const none = t.command && t.command.notes && t.command.notes.length ? "none: " + t.command.notes.join("; ") : "none";
+  $("tune-launch").textContent = launch || none;
+  $("tune-launch").classList.toggle("none", !launch);
+  $("copy-tune-launch").disabled = !launch;
+  $("tune-warnings-block").hidden = !t.warnings.length;
+  $("tune-warnings").replaceChildren(...t.warnings.map((w) => el("li", { text: w })));
+}
+
 function renderCommands(r, command) {
   $("command").textContent = command;
-  const ec = r.engine_command;
-  let launch = "";
-  if (ec && ec.launch) launch = ec.launch;
-  else if (ec && ec.hosts && ec.hosts.length) launch = ec.hosts.map((h) => h.launch).join("\n");
+  const launch = launchOf(r.engine_command);
+  // with --tune the recommended settings' launch is in their section; this one is the defaults'
+  $("launch-what").textContent = r.tune ? "launch (defaults)" : "launch";
   $("launch").textContent = launch || "choose an engine (vLLM or SGLang) for its launch command";
   $("launch").classList.toggle("none", !launch);
   $("copy-launch").disabled = !launch;
@@ -322,6 +390,7 @@ async function plan(q) {
   renderSuggestions(report, q);
   renderSearch(report, q);
   renderInverse(report);
+  renderTune(report);
   renderWarnings(report);
   $("raw").href = "/api/plan?" + apiQ;
   $("result").hidden = false;
@@ -348,8 +417,8 @@ async function drawBars(report, q) {
   const top = Math.max(asked, report.max_context_tokens || 0);
   const points = [...new Set([...LADDER.filter((n) => n <= top), asked])].sort((a, b) => a - b);
   const sq = new URLSearchParams(q);
-  sq.delete("context");
-  sq.delete("print_command");
+  // the chart and bars are the plan's own layouts (--tune answers one plan, not a sweep)
+  for (const k of ["context", "print_command", "tune", "tune_max_utilization"]) sq.delete(k);
   sq.set("sweep", `context=${points.join(",")}`);
   try {
     const s = await getJSON("/api/sweep?" + sq);
@@ -410,6 +479,7 @@ function start() {
   const form = $("question");
   const q = new URLSearchParams(location.search);
   fillForm(form, q);
+  tuneControls();
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     location.assign("/?" + questionFromForm(form));
@@ -426,10 +496,18 @@ function start() {
 
 // ---- the fit page ---------------------------------------------------------------------
 
+// the settings --tune changed for a row, as flags (as `kvfit fit --tune` lists them)
+function tunedFlags(t) {
+  if (!t) return [];
+  const flags = t.changed.map((c) => c.value === true ? c.flag : c.value === false ? "--no-" + c.flag.slice(2) : `${c.flag} ${c.value}`);
+  return flags.length ? flags : ["the defaults"];
+}
+
 async function fitPage() {
   const form = $("question");
   const q = new URLSearchParams(location.search);
   fillForm(form, q);
+  tuneControls();
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     location.assign("/fit?" + questionFromForm(form));
@@ -451,14 +529,19 @@ async function fitPage() {
   $("verdict").textContent = `${num(d.planned)} checkpoints planned: ${counts}.`;
   const planQ = new URLSearchParams(q);
   planQ.delete("family"); planQ.delete("all"); planQ.delete("no_catalog");
-  const rows = Object.values(d.rows || {}).flat().map((x) => {
+  const all = Object.values(d.rows || {}).flat();
+  const tuned = all.some((x) => x.tune);
+  $("fit-tuned").hidden = !tuned;
+  const rows = all.map((x) => {
     const link = new URLSearchParams(planQ);
     link.set("model", x.model);
     return el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?" + link, text: x.model })),
       el("td", { text: x.status }), el("td", { class: "num", text: num(x.max_sequences) }),
       el("td", { class: "layout", text: x.recommended ? x.recommended.label : "" }),
       el("td", { class: "num", text: x.weights ? gib(x.weights.bytes) : "" }),
-      el("td", { text: x.reason || "" }));
+      el("td", { text: x.reason || "" }),
+      tuned ? el("td", { class: "tuned", title: x.tune ? x.tune.launch : null },
+        ...tunedFlags(x.tune).flatMap((f, i) => [i ? " " : "", el("code", { text: f })])) : "");
   });
   $("fit-rows").replaceChildren(...rows);
   $("verify").textContent = d.verify || "";
