@@ -73,6 +73,9 @@ def test_tune_is_turned_on_with_the_keyboard_and_answers_as_the_cli(page):
     assert _count(page.text_content("#tune-max-sequences")) == t["max_sequences"]
     assert _count(page.text_content("#tune-default-sequences")) == t["default_max_sequences"]
     assert page.text_content("#tune-word") == {True: "Holds", False: "Does not hold"}[t["holds"]]
+    # the engine is named as the picker names it, with the version the report planned
+    assert f"with vLLM {t['version']}'s defaults" in page.text_content("#tune-verdict")
+    assert "combinations of vLLM's settings tried" in page.text_content("#tune-summary")
     assert page.text_content("#tune-launch") == t["command"]["launch"]
     assert "--max-num-batched-tokens 2048" in t["command"]["launch"]
     rows = page.locator("#tune-settings tbody tr")

@@ -300,6 +300,12 @@ function launchOf(cmd) {
   return "";
 }
 
+// an engine id as the engine picker names it (vllm -> vLLM)
+function engineLabel(id) {
+  const o = [...$("engine").options].find((x) => x.value === id);
+  return o ? o.textContent : id;
+}
+
 function renderTune(r) {
   const t = r.tune;
   $("tune-block").hidden = !t;
@@ -311,11 +317,11 @@ function renderTune(r) {
     el("span", { id: "tune-max-sequences", class: "figure", text: num(t.max_sequences) }),
     ` resident sequences with these settings${t.layout ? " on " + t.layout : ""}, `,
     el("span", { id: "tune-default-sequences", class: "figure", text: num(t.default_max_sequences) }),
-    ` with ${t.engine} ${t.version}'s defaults; the target needs `,
+    ` with ${engineLabel(t.engine)} ${t.version}'s defaults; the target needs `,
     el("span", { id: "tune-required", class: "figure", text: num(t.required_sequences) }), ".");
   // the summary sentence says more than the figures when nothing was held or judged
   const said = t.max_sequences ? "" : ` ${t.summary[0].toUpperCase()}${t.summary.slice(1)}.`;
-  $("tune-summary").textContent = `${num(t.combinations)} combinations of ${t.engine}'s settings tried.${said}`;
+  $("tune-summary").textContent = `${num(t.combinations)} combinations of ${engineLabel(t.engine)}'s settings tried.${said}`;
   $("tune-settings").querySelector("tbody").replaceChildren(...t.settings.map((s) => el("tr", { class: s.changed ? "changed" : null },
     el("th", { scope: "row", title: s.rule }, s.name, el("br"), el("code", { class: "flag", text: s.flag })),
     el("td", { text: s.default_text }),
