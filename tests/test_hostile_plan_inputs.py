@@ -169,3 +169,18 @@ def test_a_non_finite_rope_scaling_value_is_refused(tmp_path):
                     'original_max_position_embeddings = 32768\nbeta_fast = -inf\n')
     code, out, err = run_cli(path)
     _one_paragraph(code, out, err, "beta_fast is not a finite number")
+
+
+def test_a_home_of_an_unknown_user_is_a_path_that_does_not_exist(monkeypatch, tmp_path):
+    # pathlib's Path.expanduser() raises RuntimeError for `~user` when no such user exists (and
+    # for "~\n", fuzz model_ref seed 11 #1549); kvfit expands user paths with
+    # os.path.expanduser, which leaves such a path as it is, so it is refused as a missing path
+    code, out, err = run_cli("~kvfit-no-such-user/models/x", "--offline")
+    _one_paragraph(code, out, err, "does not exist")
+    code, out, err = run_cli("~\n", "--offline")
+    assert code == 2 and "internal error" not in err and "Traceback" not in err, err
+    # the same in the cache folder kvfit is told to use
+    plain = run_cli(QWEN, "--context", "4k")
+    monkeypatch.setenv("KVFIT_CACHE_DIR", "~kvfit-no-such-user/cache")
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(QWEN, "--context", "4k") == plain

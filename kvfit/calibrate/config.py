@@ -100,7 +100,7 @@ def _python(given: str | None, base: Path) -> str:
         return sys.executable
     if "/" not in given and os.sep not in given:
         return shutil.which(given) or given
-    path = Path(given).expanduser()
+    path = Path(os.path.expanduser(given))
     return str(path if path.is_absolute() else (base / path))
 
 

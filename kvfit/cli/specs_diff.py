@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -83,7 +84,7 @@ def resolve_side(arg: str | None, repo: Path, work: Path, name: str, with_tests:
     """(data root, tree holding tests/, label) of one side."""
     if arg is None:
         return materialize(repo, work, name), repo, "working tree"
-    path = Path(arg).expanduser()
+    path = Path(os.path.expanduser(arg))
     if path.exists():
         folder = _spec_folder(path.resolve())
         if folder is None:

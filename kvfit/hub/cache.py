@@ -33,13 +33,13 @@ def cache_root() -> Path:
     if explicit and explicit.strip().lower() == "off":
         return Path(os.devnull) / "kvfit-cache-off"
     if explicit:
-        return Path(explicit).expanduser()
+        return Path(os.path.expanduser(explicit))
     home = os.environ.get("HF_HOME")
     if not home:
         from .transport import hf_constants
 
         home = hf_constants().HF_HOME
-    return Path(home).expanduser() / "kvfit"
+    return Path(os.path.expanduser(home)) / "kvfit"
 
 
 class MetadataCache:

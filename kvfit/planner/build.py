@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def load_metadata(req: PlanRequest) -> Metadata:
         raise UsageError("no model given.", hint="Pass a checkpoint directory, a config.json, "
                          "a Hub id such as Qwen/Qwen3-32B, or a TOML preset.")
     try:
-        path = Path(req.model).expanduser()  # a preset's "~/models/x" as a shell would read it
+        path = Path(os.path.expanduser(req.model))  # a preset's "~/models/x" as a shell would read it
         local = path.exists()
     except ValueError:              # not encodable (a lone surrogate): the parser says why
         local = False

@@ -42,7 +42,7 @@ def _python(given: str | None) -> tuple[str, str]:
         if not found:
             raise UsageError(f"--engine-python {given}: no such command on PATH.")
         return found, given
-    path = Path(given).expanduser()
+    path = Path(os.path.expanduser(given))
     if not path.is_file():
         raise UsageError(f"--engine-python {given}: no such file.",
                          hint="Pass the serving environment's Python, e.g. "

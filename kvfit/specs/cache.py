@@ -39,7 +39,7 @@ def cache_dir() -> Path | None:
     if env is not None and env.strip().lower() == "off":
         return None
     if env:
-        return Path(env).expanduser() / "specs"
+        return Path(os.path.expanduser(env)) / "specs"
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "kvfit" / "specs"
 

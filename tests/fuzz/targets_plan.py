@@ -176,13 +176,15 @@ def _calibrate(path: Path) -> str:
 def spec_yaml(case: tuple[str, str]) -> str:
     from kvfit.specs.architecture import compile_architecture
     from kvfit.specs.loader import load_text
-    from kvfit.specs.registry import ARCH_SCHEMA
+    from kvfit.specs.registry import ARCH_SCHEMA, _extended, specs_dir
     from kvfit.specs.schema import check
 
     spec_id, text = case
     doc, problems = load_text(text, f"{spec_id}.yaml")
     if doc is not None and not problems:
         problems = check(doc, ARCH_SCHEMA)
+    if doc is not None and not problems:   # `extends: BASE` as the registry reads it
+        doc, problems = _extended(specs_dir("architectures") / f"{spec_id}.yaml", doc)
     arch = None
     if doc is not None and not problems:
         arch, problems = compile_architecture(doc)
