@@ -85,3 +85,9 @@ def user_path(text: str, what: str) -> Path:
         raise UsageError(f"{what} {text[:80]!r}{'...' if len(text) > 80 else ''} {why}, so no "
                          "file can have it.")
     return Path(text)
+
+
+def expand_user(given) -> Path:
+    """A path the user gave, with `~` and `~user` expanded as a shell would. os.path.expanduser
+    leaves `~user` of no such user as it is, where Path.expanduser() raises RuntimeError."""
+    return Path(os.path.expanduser(given))

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import KvfitError, UsageError
+from ..paths import expand_user
 
 _NUM = (int, float)
 ROOT_KEYS = {
@@ -163,7 +164,7 @@ def read_preset(path: Path, for_calibration: bool = False, note=None
     origins = {k: f"preset key '{PRESET_KEY.get(k, k)}' ({at(PRESET_KEY.get(k, k))})"
                for k in out}
     model = out.get("model")
-    if model and not Path(os.path.expanduser(model)).is_absolute():
+    if model and not expand_user(model).is_absolute():
         local = path.parent / model
         if os.path.exists(local) or _looks_local(model):
             out["model"] = str(local.resolve() if os.path.exists(local) else local.absolute())
@@ -221,7 +222,7 @@ def merge(path: Path, preset: dict, origins: dict[str, str], cli: dict, note=Non
 
 def _same_model(a: str, b: str) -> bool:
     try:
-        return a == b or Path(os.path.expanduser(a)).resolve() == Path(os.path.expanduser(b)).resolve()
+        return a == b or expand_user(a).resolve() == expand_user(b).resolve()
     except (OSError, RuntimeError, ValueError):
         return False
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
+from ..paths import expand_user
 from .commands import check_template
 
 _NUM = (int, float)
@@ -100,7 +101,7 @@ def _python(given: str | None, base: Path) -> str:
         return sys.executable
     if "/" not in given and os.sep not in given:
         return shutil.which(given) or given
-    path = Path(os.path.expanduser(given))
+    path = expand_user(given)
     return str(path if path.is_absolute() else (base / path))
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tarfile
@@ -24,7 +23,7 @@ from io import BytesIO
 from pathlib import Path
 
 from ..errors import UsageError
-from ..paths import data_root
+from ..paths import data_root, expand_user
 
 CORPUS = "tests/fixtures/model-configs"
 CORPUS_CONTEXT = "8192"
@@ -84,7 +83,7 @@ def resolve_side(arg: str | None, repo: Path, work: Path, name: str, with_tests:
     """(data root, tree holding tests/, label) of one side."""
     if arg is None:
         return materialize(repo, work, name), repo, "working tree"
-    path = Path(os.path.expanduser(arg))
+    path = expand_user(arg)
     if path.exists():
         folder = _spec_folder(path.resolve())
         if folder is None:

@@ -10,10 +10,10 @@ models dense attention that keeps K and V of every token on every layer; anythin
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..errors import UsageError
+from ..paths import expand_user
 from .specs_pin import pin, project_root
 
 # Canonical field -> the config keys that commonly carry it, in the order they are tried.
@@ -161,7 +161,7 @@ def new_spec(model_type: str, source: str, root: Path | None = None, force: bool
     for path in (spec, cases):
         if path.exists() and not force:
             raise UsageError(f"{path} already exists (--force writes over it).")
-    src = Path(os.path.expanduser(source))
+    src = expand_user(source)
     cfg = src / "config.json" if src.is_dir() else src
     if not cfg.is_file():
         raise UsageError(f"--from {source}: no config.json there.")

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ..paths import expand_user
+
 FORMAT = 1
 _SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -33,13 +35,13 @@ def cache_root() -> Path:
     if explicit and explicit.strip().lower() == "off":
         return Path(os.devnull) / "kvfit-cache-off"
     if explicit:
-        return Path(os.path.expanduser(explicit))
+        return expand_user(explicit)
     home = os.environ.get("HF_HOME")
     if not home:
         from .transport import hf_constants
 
         home = hf_constants().HF_HOME
-    return Path(os.path.expanduser(home)) / "kvfit"
+    return expand_user(home) / "kvfit"
 
 
 class MetadataCache:

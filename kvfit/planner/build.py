@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from ..checkpoint.weights import Weights, count_weights
 from ..errors import UsageError
 from ..model.base import freeze
 from ..model.plan import Dtype, Dtypes, Report
+from ..paths import expand_user
 from ..report.reasons import ConfigEstimate
 from ..state.evaluate import evaluate_components
 from ..state.resolve import resolve_architecture
@@ -73,7 +73,7 @@ def load_metadata(req: PlanRequest) -> Metadata:
         raise UsageError("no model given.", hint="Pass a checkpoint directory, a config.json, "
                          "a Hub id such as Qwen/Qwen3-32B, or a TOML preset.")
     try:
-        path = Path(os.path.expanduser(req.model))  # a preset's "~/models/x" as a shell would read it
+        path = expand_user(req.model)  # a preset's "~/models/x" as a shell would read it
         local = path.exists()
     except ValueError:              # not encodable (a lone surrogate): the parser says why
         local = False

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from ..errors import UsageError
+from ..paths import expand_user
 
 PROBES = ("registry", "config", "load")
 DEFAULT_TIMEOUT = 300.0
@@ -42,7 +42,7 @@ def _python(given: str | None) -> tuple[str, str]:
         if not found:
             raise UsageError(f"--engine-python {given}: no such command on PATH.")
         return found, given
-    path = Path(os.path.expanduser(given))
+    path = expand_user(given)
     if not path.is_file():
         raise UsageError(f"--engine-python {given}: no such file.",
                          hint="Pass the serving environment's Python, e.g. "

@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 
 from .. import __version__
-from ..paths import schema_path
+from ..paths import expand_user, schema_path
 
 FORMAT = 2
 SHIPPED = Path(__file__).resolve().parent / "shipped.json"
@@ -39,7 +39,7 @@ def cache_dir() -> Path | None:
     if env is not None and env.strip().lower() == "off":
         return None
     if env:
-        return Path(os.path.expanduser(env)) / "specs"
+        return expand_user(env) / "specs"
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "kvfit" / "specs"
 
