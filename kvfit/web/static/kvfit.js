@@ -481,15 +481,21 @@ function renderCapacity(cells, asked) {
   box.replaceChildren(chart);
 }
 
-function start() {
+// the question form filled from the URL, asking `page` on submit; returns the URL's question
+function questionForm(page) {
   const form = $("question");
   const q = new URLSearchParams(location.search);
   fillForm(form, q);
   tuneControls();
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    location.assign("/?" + questionFromForm(form));
+    location.assign(page + "?" + questionFromForm(form));
   });
+  return q;
+}
+
+function start() {
+  const q = questionForm("/");
   document.addEventListener("click", (ev) => {
     const button = ev.target.closest("button.copy");
     if (button) copy($(button.dataset.copy).textContent);
@@ -510,14 +516,7 @@ function tunedFlags(t) {
 }
 
 async function fitPage() {
-  const form = $("question");
-  const q = new URLSearchParams(location.search);
-  fillForm(form, q);
-  tuneControls();
-  form.addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    location.assign("/fit?" + questionFromForm(form));
-  });
+  const q = questionForm("/fit");
   await loadPickers(q).catch(showError);
   if (!q.get("context")) { document.body.dataset.state = "idle"; return; }
   $("status").textContent = "Planning every catalog checkpoint…";
