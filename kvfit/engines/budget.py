@@ -9,10 +9,12 @@ naming the logs); bench/engine_accuracy.py --fit recomputes them.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..model.base import freeze
 from ..model.engine import FittedRegime, Quantity
 from .common import GIB, MIB, Inputs, num
+from .vllm_activation import profile_peak
 
 
 def torch_total(rules, inp: Inputs) -> Quantity:
@@ -79,21 +81,26 @@ def loaded_weights(rules, inp: Inputs) -> Quantity:
     return num(w, inp.weights_basis)
 
 
-def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int) -> Quantity:
-    """vLLM's profiling-run activation peak (bytes): base + copies x fp32 sampler logits."""
+def activation_peak(rules, inp: Inputs, max_num_seqs: int, mnbt: int,
+                    flags: dict | None = None) -> Quantity:
+    """vLLM's profiling-run activation peak (bytes): the largest phase of the profile run as
+    the engine's code allocates it (kvfit.engines.vllm_activation) plus the fitted residual
+    activation_base_gib."""
     if "activation" in inp.overrides:
         return num(int(inp.overrides["activation"] * GIB), "user")
-    names = ["activation_base_gib", "activation_logits_copies"]
-    vocab = inp.vocab
-    if not vocab:
-        vocab = int(rules.est("activation_vocab_fallback"))
+    names = ["activation_base_gib"]
+    if not inp.vocab and inp.sampler:
+        inp = replace(inp, vocab=int(rules.est("activation_vocab_fallback")))
         names.append("activation_vocab_fallback")
-    logits = min(max_num_seqs, mnbt) * vocab * 4 / GIB if inp.sampler else 0.0
-    value = rules.est("activation_base_gib") + rules.est("activation_logits_copies") * logits
-    basis = rules.est_basis(*names) + ("" if inp.sampler else "; no sampler logits on this "
-                                       "pipeline stage (vllm/v1/worker/gpu_model_runner.py:6139:"
-                                       " only the last PP rank samples)")
-    return num(int(value * GIB), basis, logits_gib=round(logits, 5),
+    peak, phases, basis = profile_peak(rules, inp, flags or {}, max_num_seqs, mnbt,
+                                       (inp.quant or {}).get("weight_algorithm"))
+    value = peak + rules.est("activation_base_gib") * GIB
+    fitted = rules.est_basis(*names)
+    basis = (f"{basis}; plus {fitted}" if basis else f"{fitted} only: the config has no "
+             "hidden_size, so no profile-run phase is derived") + (
+        "" if inp.sampler else "; no sampler on this pipeline stage (vllm/v1/worker/"
+        "gpu_model_runner.py:6139: only the last PP rank samples)")
+    return num(int(value), basis, phases_gib=phases,
                note=rules.estimates["activation_base_gib"].get("note"))
 
 

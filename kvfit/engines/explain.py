@@ -25,7 +25,8 @@ _KEEP = {"gpu_memory_utilization", "kv_cache_memory_bytes", "max_model_len", "ma
          "num_speculative_tokens", "decode_context_parallel_size", "enforce_eager",
          "mem_fraction_static", "page_size", "chunked_prefill_size", "max_running_requests",
          "max_total_tokens", "disable_radix_cache", "swa_full_tokens_ratio", "context_length",
-         "attn_dp_size", "mamba_full_memory_ratio", "max_mamba_cache_size", "attention_backend"}
+         "attn_dp_size", "mamba_full_memory_ratio", "max_mamba_cache_size", "attention_backend",
+         "limit_mm_per_prompt"}
 
 
 def _metadata(model_dir: str | None, facts: LogFacts):

@@ -76,7 +76,7 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> EngineMemor
                     "gpu_memory_utilization))")
     charged = rules["cudagraph_estimate_charged"]
     weights = budget.loaded_weights(rules, inp)
-    peak = budget.activation_peak(rules, inp, seqs, mnbt)
+    peak = budget.activation_peak(rules, inp, seqs, mnbt, flags)
     non_torch = budget.non_torch(rules, inp)
     graphs = replace(budget.cudagraph(rules, inp, seqs, bool(flags.get("enforce_eager")),
                                       int(flags.get("num_speculative_tokens") or 0), mnbt),
@@ -98,7 +98,7 @@ def memory(rules, flags: dict, inp: Inputs, seqs: int, mnbt: int) -> EngineMemor
         weights_bytes=weights, activation_peak_bytes=peak, non_torch_bytes=non_torch,
         cudagraph_bytes=graphs, available_kv_bytes=avail,
         fitted_regime=budget.regime_check(rules, inp, [
-            "activation_base_gib", "activation_logits_copies", "cudagraph_first_mib",
+            "activation_base_gib", "cudagraph_first_mib",
             "non_torch_tp1_gib" if inp.tp == 1 else "non_torch_tp_gib"],
             {"max_num_seqs": seqs, "max_num_batched_tokens": mnbt}),
         free_at_start_bytes=budget.free_before_load(rules, inp))
