@@ -122,3 +122,14 @@ def test_a_plain_tp_layout_keeps_the_whole_model_rule():
     assert code in (0, 1), err
     (lay,) = json.loads(out)["layouts"]
     assert lay["per_rank"]["weights_bytes"] == 204_414_072_192
+
+
+def test_the_api_plan_is_the_cli_answer():
+    import kvfit
+    report = kvfit.plan(str(DIR), system="dgx-b200", nodes=2, tp=8, pp=2, kv_dtype="fp8_e4m3",
+                        context=131072, engine="sglang@0.5.23")
+    code, out, err = run_cli(str(DIR), "--system", "dgx-b200", "--nodes", "2", "--tp", "8",
+                             "--pp", "2", "--kv-dtype", "fp8_e4m3", "--context", "131072",
+                             "--engine", "sglang@0.5.23", "--json")
+    assert json.loads(out) == report.to_json()
+    assert report.layouts[0].pipeline.stages[1].replicated_bytes == 47 * PER_LAYER
