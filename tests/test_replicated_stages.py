@@ -133,3 +133,11 @@ def test_the_api_plan_is_the_cli_answer():
                              "--engine", "sglang@0.5.23", "--json")
     assert json.loads(out) == report.to_json()
     assert report.layouts[0].pipeline.stages[1].replicated_bytes == 47 * PER_LAYER
+
+
+def test_the_text_report_says_what_each_stage_holds_whole():
+    code, out, err = run_cli(str(DIR), "--system", "dgx-b200", "--nodes", "2", "--tp", "8",
+                             "--pp", "2", "--kv-dtype", "fp8_e4m3", "--context", "131072")
+    assert code in (0, 1), err
+    # 5,318,018,048 B / 2^30 = 4.9528 GiB on each stage (46 MoE layers each)
+    assert out.count("(of which 4.953 GiB whole)") == 2
