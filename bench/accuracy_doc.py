@@ -14,7 +14,6 @@ tests/test_accuracy_doc.py checks that the committed file is what this writes.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import engine_accuracy as acc  # noqa: E402
+from generated_file import write_or_check  # noqa: E402
 
 DOC = ROOT / "docs" / "accuracy.md"
 
@@ -244,19 +244,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
-    args = p.parse_args(argv)
-    text = render()
-    if args.check:
-        current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-        if current != text:
-            print(f"{DOC.relative_to(ROOT)} is stale: run uv run python bench/accuracy_doc.py")
-            return 1
-        return 0
-    DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC.relative_to(ROOT)}")
-    return 0
+    return write_or_check(argv, __file__, DOC, render)
 
 
 if __name__ == "__main__":

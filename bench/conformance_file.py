@@ -12,7 +12,6 @@ current.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -21,9 +20,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import engine_record_cases as vrec  # noqa: E402
 import sglang_record_cases as srec  # noqa: E402
+from generated_file import write_or_check  # noqa: E402
 
 FILE = ROOT / "docs" / "conformance" / "engine-views-1.jsonl"
 FORMAT, VERSION = "kvfit-engine-conformance", 1
@@ -118,20 +119,8 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
-    args = p.parse_args(argv)
-    text = render()
-    if args.check:
-        current = FILE.read_text(encoding="utf-8") if FILE.exists() else ""
-        if current != text:
-            print(f"{FILE.relative_to(ROOT)} is stale: run uv run python bench/conformance_file.py")
-            return 1
-        return 0
-    FILE.parent.mkdir(exist_ok=True)
-    FILE.write_text(text, encoding="utf-8")
-    print(f"wrote {FILE.relative_to(ROOT)} ({text.count(chr(10)) - 1:,} points)")
-    return 0
+    return write_or_check(argv, __file__, FILE, render,
+                          summary=lambda text: f" ({text.count(chr(10)) - 1:,} points)")
 
 
 if __name__ == "__main__":
