@@ -110,13 +110,14 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: boo
 
 def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
                   loaded=None, mtp: bool = False) -> tuple[int | None, str, bool]:
+    from ..checkpoint.weights import Weights, config_estimate, count_weights
+
     if weight_gib is not None:
-        return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
+        w = _split(Weights(int(weight_gib * GIB), "user", "--weight-gib"), meta, state, mtp)
+        return w.rank_bytes(tp), "user: --weight-gib / TP" + _kept(w), False
     if "weights_gib" in facts.printed and log_weights:
         return int(facts.printed["weights_gib"] * GIB), "log: loaded weights (an input, " \
             "not predicted)", False
-    from ..checkpoint.weights import config_estimate, count_weights
-
     if loaded is not None:
         est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes, mtp,
                                    quant=loaded[0])
@@ -128,10 +129,28 @@ def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights
     if w.bytes is None:
         est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes, mtp)
         if est is not None:
+            # row by row: the spec's replicated rows count whole (TensorBytes.on_rank)
             return est.rank_bytes(tp), f"config estimate: {why}, per TP rank", True
         return None, "unknown: the log excerpt prints no loaded weights and the checkpoint " \
             f"has no weight files or index (pass --weight-gib); no config estimate: {why}", False
-    return -(-w.bytes // tp), f"checkpoint: {w.detail}, / TP", True
+    w = _split(w, meta, state, mtp)
+    return w.rank_bytes(tp), f"checkpoint: {w.detail}, / TP" + _kept(w), True
+
+
+def _split(weights, meta, state, mtp: bool):
+    """`weights` with the spec's replicated rows (kvfit.checkpoint.weights.with_replicated),
+    counted from the config estimate, as a plan counts them."""
+    from ..checkpoint.weights import config_estimate, with_replicated
+
+    params = state.resolution.arch.parameters
+    return with_replicated(weights, None if params is None else params.tensors,
+                           lambda: config_estimate(meta, state.resolution,
+                                                   state.model_bytes.bytes, mtp))
+
+
+def _kept(weights) -> str:
+    """The basis's note on the bytes every rank holds whole (empty when none)."""
+    return f" ({weights.replicated_detail})" if weights.replicated else ""
 
 
 def explain(text: str, *, model_dir: str | None = None, engine_version: str | None = None,
