@@ -92,7 +92,7 @@ def test_vision_encoder_phase_qwen36_35b_a3b():
     peak, cached, why = va.encoder(rules, mc, 1, 8192, 1, 131072, 2, 2, 2048)
     assert cached == 16384 * 2048 * 2 == 67_108_864
     assert peak == 2_013_265_920 + 67_108_864
-    assert "1 image item(s) of 16,384 tokens" in why
+    assert "1 image item of 16,384 tokens" in why
     # at TP 2 the heads split: 2D + 8D / 2 + D = 8,064 values per patch in the attention
     # (the MLP 2D + F = 6,608): (8,064 + 1,536 + 1,152) x 2 B x 65,536
     peak2, _, _ = va.encoder(rules, mc, 2, 8192, 1, 131072, 2, 2, 2048)

@@ -1,8 +1,8 @@
 """vLLM's profiling-run activation peak ("torch peak memory increase"), derived from the
 engine's code rather than fitted.
 
-profile_run (v1/worker/gpu_model_runner.py: 0.19.0 :5721-5796, 0.24.0 :6239-6313, 0.33.0
-:6072-6144) runs three phases in order, and the peak is the largest of them:
+profile_run (v1/worker/gpu_model_runner.py: 0.19.0 :5721-5795, 0.24.0 :6239-6312, 0.33.0
+:6072-6145) runs three phases in order, and the peak is the largest of them:
 
 1. encoder: the vision tower on the largest dummy items the encoder budget admits; their
    outputs stay in the encoder cache (`encoder_cache["tmp_i"]`, 0.19.0 :5779) until the run
@@ -10,7 +10,7 @@ profile_run (v1/worker/gpu_model_runner.py: 0.19.0 :5721-5796, 0.24.0 :6239-6313
 2. forward: `_dummy_run(max_num_tokens)`, the compiled decoder over max_num_batched_tokens
    tokens; the profile run has no attention metadata, so attention and linear-attention
    cores return at once and the largest live set is one layer's projections, MLP or MoE;
-3. sampler: `_dummy_sampler_run` over min(max_num_seqs, tokens) rows (0.19.0 :5569-5597).
+3. sampler: `_dummy_sampler_run` over min(max_num_seqs, tokens) rows (0.19.0 :5556-5632).
 
 The terms below are each tensor's size from the model shape; a fitted residual
 (`activation_base_gib`) covers what no term names (library workspaces). Not modelled:
@@ -39,7 +39,7 @@ _SAMPLER = ("sampler over {n:,} rows: logits in the model dtype (gpu_model_runne
 
 
 # Expert weight formats whose MoE runs the modular Triton experts with the workspace manager's
-# buffer; MXFP4 (gpt-oss) prefers the monolithic Triton kernel (fused_moe/oracle/mxfp4.py:101-107
+# buffer; MXFP4 (gpt-oss) prefers the monolithic Triton kernel (fused_moe/oracle/mxfp4.py:103-110
 # in 0.19.0: no workspace-manager buffer), other 4-bit backends are not modelled.
 _MODULAR = (None, "fp8", "int8")
 _QWEN_VIT = "qwen-vl-vit"   # the engine rule mm_encoder_items' tower shape name
@@ -165,7 +165,7 @@ def encoder(rules, model_config: dict | None, tp: int, mnbt: int, seqs: int,
     per_prompt = max(1, min(limit, max_model_len // toks))
     items = max(1, min(budget // toks, seqs * per_prompt))   # encoder_budget.py:140-180
     cached = items * toks * out_hidden * act_bytes
-    basis = (f"encoder: {items} image item(s) of {toks:,} tokens (budget max("
+    basis = (f"encoder: {items} image item{'s' * (items != 1)} of {toks:,} tokens (budget max("
              f"max_num_batched_tokens, largest item) = {budget:,}; {rule['source']})")
     peak = 0
     if rule.get("vit") == _QWEN_VIT:
