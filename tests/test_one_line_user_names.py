@@ -30,3 +30,13 @@ def test_preset_key_and_table_with_a_newline(tmp_path):
     table.write_text('[ "t\\nx" ]\nk = 1\n', encoding="utf-8")
     code, _, err = run_cli(table)
     assert code == 2 and "unknown table [t\\x0ax] in the preset" in _one_paragraph(err)
+
+
+def test_audit_key_with_a_newline(tmp_path):
+    audit = tmp_path / "audit.toml"
+    audit.write_text('"a\\nb" = 1\n', encoding="utf-8")
+    code, _, err = run_cli("audit", audit)
+    assert code == 2 and "unknown table(s) a\\x0ab in the audit file" in _one_paragraph(err)
+    audit.write_text('[audit]\n"k\\ny" = 1\n', encoding="utf-8")
+    code, _, err = run_cli("audit", audit)
+    assert code == 2 and "unknown key 'audit.k\\x0ay' in the audit file" in _one_paragraph(err)
