@@ -118,7 +118,8 @@ def forward_bytes(cfg: dict, tp: int, tokens: int, act_bytes: int) -> int:
     rank)."""
     hidden = int(cfg["hidden_size"])
     heads = int(_c(cfg, "num_attention_heads", default=1))
-    head_dim = int(_c(cfg, "head_dim", default=hidden // heads) or hidden // heads)
+    # the attention output per head: v_head_dim for MLA models, else head_dim
+    head_dim = int(_c(cfg, "v_head_dim", "head_dim", default=hidden // heads) or hidden // heads)
     held = _shard(heads, tp) * head_dim + 2 * hidden
     parts = []
     dense = _c(cfg, "intermediate_size_mlp", "intermediate_size")
@@ -201,15 +202,17 @@ def profile_peak(rules, inp, flags: dict, seqs: int, mnbt: int, algo: str | None
     cfg = inp.config or {}
     act = model_dtype_bytes(flags, cfg)
     hidden = int(cfg.get("hidden_size") or 0)
-    if not hidden or mnbt < 1 or seqs < 1:
+    if mnbt < 1 or seqs < 1 or not (hidden or (inp.sampler and inp.vocab)):
         return 0, {}, ""
     tokens = mnbt
     rows = min(seqs, tokens)
     phases: dict = {}
     bases = []
-    ws = moe_workspace_bytes(cfg, inp.tp, tokens, act) if algo in _MODULAR else 0
-    phases["forward"] = forward_bytes(cfg, inp.tp, tokens, act) + ws
-    bases.append(_FWD.format(t=tokens) + (f"; {_MOE}" if ws else ""))
+    ws = 0
+    if hidden:   # without hidden_size only the sampler's logits are sized
+        ws = moe_workspace_bytes(cfg, inp.tp, tokens, act) if algo in _MODULAR else 0
+        phases["forward"] = forward_bytes(cfg, inp.tp, tokens, act) + ws
+        bases.append(_FWD.format(t=tokens) + (f"; {_MOE}" if ws else ""))
     if inp.sampler and inp.vocab:
         s, why = sampler_bytes(rules, rows, inp.vocab, act, hidden, tokens)
         phases["sampler"] = s + ws
