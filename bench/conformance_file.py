@@ -12,7 +12,6 @@ current.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -21,13 +20,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import engine_record_cases as vrec  # noqa: E402
 import sglang_record_cases as srec  # noqa: E402
+from generated_file import write_or_check  # noqa: E402
 
 FILE = ROOT / "docs" / "conformance" / "engine-views-1.jsonl"
 FORMAT, VERSION = "kvfit-engine-conformance", 1
 GIB = 1 << 30
+H100 = {"name": "NVIDIA H100 80GB", "compute_capability": "9.0"}
 
 
 def _model(directory: str) -> dict:
@@ -44,9 +46,9 @@ def _fraction(value: Fraction) -> list[int]:
     return [value.numerator, value.denominator]
 
 
-def vllm_points() -> list[dict]:
+def _vllm_points(points, gpu: dict, suffix: str) -> list[dict]:
     out = []
-    for p in vrec.points():
+    for p in points:
         v = p.vllm
         expected: dict = {"refused": "refused" in v}
         if not expected["refused"]:
@@ -54,12 +56,20 @@ def vllm_points() -> list[dict]:
                          "kv_cache_tokens": v["kv_cache_tokens"],
                          "max_concurrency": v["max_concurrency"],
                          "attention_bytes_per_token": _fraction(vrec.vllm_token_bytes(p.row))}
-        out.append({"id": f"vllm-0.33.0/{p.id}", "engine": "vllm", "engine_version": "0.33.0",
-                    "model": _model(p.dir),
-                    "gpu": {"name": "NVIDIA H100 80GB", "compute_capability": "9.0"},
+        out.append({"id": f"vllm-0.33.0/{p.id}{suffix}", "engine": "vllm",
+                    "engine_version": "0.33.0", "model": _model(p.dir), "gpu": gpu,
                     "settings": {"tensor_parallel_size": p.tp, "kv_cache_dtype": p.kv,
                                  "max_model_len": p.length, "kv_cache_memory_bytes": p.avail},
                     "expected": expected})
+    return out
+
+
+def vllm_points() -> list[dict]:
+    """The H100 record's points, then each Blackwell record's (ids end in @<gpu>)."""
+    out = _vllm_points(vrec.points(), H100, "")
+    for gpu, (preset, name, capability) in vrec.GPU_RECORDS.items():
+        out += _vllm_points(vrec.points(vrec.gpu_record(gpu), preset),
+                            {"name": name, "compute_capability": capability}, f"@{gpu}")
     return out
 
 
@@ -84,7 +94,7 @@ def sglang_points() -> list[dict]:
             expected["max_running_requests"] = s["max_running_requests"]
         out.append({"id": f"sglang-0.5.23/{p.id}", "engine": "sglang", "engine_version": "0.5.23",
                     "model": _model(p.dir),
-                    "gpu": {"name": "NVIDIA H100 80GB", "compute_capability": "9.0"},
+                    "gpu": H100,
                     "settings": {"tp_size": p.tp, "kv_cache_dtype": p.kv,
                                  "context_length": p.context, "available_kv_bytes": p.avail,
                                  "free_before_load_bytes": free, "mem_fraction_static": mfs},
@@ -106,7 +116,11 @@ def header() -> dict:
     return {"format": FORMAT, "version": VERSION,
             "description": "docs/conformance.md",
             "engines": {"vllm": {"version": "0.33.0", "record": "tests/engine_probe/"
-                                 "vllm-0.33.0-kv.jsonl", "how": _first(vrec.RECORD)["recorded"]},
+                                 "vllm-0.33.0-kv.jsonl", "how": _first(vrec.RECORD)["recorded"],
+                                 "more_records": {
+                                     gpu: {"record": str(vrec.gpu_record(gpu).relative_to(ROOT)),
+                                           "how": _first(vrec.gpu_record(gpu))["recorded"]}
+                                     for gpu in vrec.GPU_RECORDS}},
                         "sglang": {"version": "0.5.23", "record": "tests/engine_probe/"
                                    "sglang-0.5.23-kv.jsonl", "how": srec.header()["recorded"]}},
             "relative_tolerance": TOLERANCE, "absolute_tolerance": ABSOLUTE}
@@ -118,20 +132,8 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
-    args = p.parse_args(argv)
-    text = render()
-    if args.check:
-        current = FILE.read_text(encoding="utf-8") if FILE.exists() else ""
-        if current != text:
-            print(f"{FILE.relative_to(ROOT)} is stale: run uv run python bench/conformance_file.py")
-            return 1
-        return 0
-    FILE.parent.mkdir(exist_ok=True)
-    FILE.write_text(text, encoding="utf-8")
-    print(f"wrote {FILE.relative_to(ROOT)} ({text.count(chr(10)) - 1:,} points)")
-    return 0
+    return write_or_check(argv, __file__, FILE, render,
+                          summary=lambda text: f" ({text.count(chr(10)) - 1:,} points)")
 
 
 if __name__ == "__main__":

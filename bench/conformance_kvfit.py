@@ -3,11 +3,11 @@ points (JSON lines, without "expected") on stdin, write one answer line per poin
 
     uv run python bench/conformance_run.py --planner "uv run python bench/conformance_kvfit.py"
 
-vLLM points are planned as a user would (`kvfit MODEL --engine vllm@0.33.0 --hardware h100-80
---gpus TP --tp TP --context L --kv-dtype KV --kv-cache-memory-bytes AVAIL --json`); SGLang
-points through the engine model every `--engine sglang` plan uses, given the point's budget,
-free memory before loading and mem_fraction_static (tests/sglang_record_cases.py, the same
-path the record test takes).
+vLLM points are planned as a user would (`kvfit MODEL --engine vllm@0.33.0 --hardware PRESET
+--gpus TP --tp TP --context L --kv-dtype KV --kv-cache-memory-bytes AVAIL --json`, PRESET the
+point's GPU: h100-80, b200-180 or rtx-pro-6000-96); SGLang points through the engine model
+every `--engine sglang` plan uses, given the point's budget, free memory before loading and
+mem_fraction_static (tests/sglang_record_cases.py, the same path the record test takes).
 """
 
 from __future__ import annotations
@@ -34,10 +34,16 @@ def _v(x):
     return x["value"] if isinstance(x, dict) else x
 
 
+def _hardware(gpu_name: str) -> str:
+    """kvfit's preset for the GPU a point names."""
+    return next((preset for preset, name, _ in vrec.GPU_RECORDS.values() if name == gpu_name),
+                "h100-80")
+
+
 def vllm_answer(point: dict) -> dict:
     s = point["settings"]
     p = vrec.Point(_dir(point), s["tensor_parallel_size"], s["kv_cache_dtype"], s["max_model_len"],
-                   s["kv_cache_memory_bytes"], {})
+                   s["kv_cache_memory_bytes"], {}, {}, _hardware(point["gpu"]["name"]))
     code, eng, err = vrec.kvfit_plan(p)
     if eng is None:
         return {"error": f"exit {code}: {err.strip()[:200]}"}

@@ -27,6 +27,16 @@ import record_common
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "engine_probe" / "vllm-0.33.0-kv.jsonl"
+# Further records of the same recorder on emulated Blackwell GPUs (record_vllm_kv.py --gpu):
+# the record's GPU -> (kvfit's hardware preset, the device name and compute capability vLLM
+# saw, as tests/engine_probe/vllm_gpu_emulation.py GPUS gives them).
+GPU_RECORDS = {"b200": ("b200-180", "NVIDIA B200", "10.0"),
+               "rtx-pro-6000": ("rtx-pro-6000-96",
+                                "NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0")}
+
+
+def gpu_record(gpu: str) -> Path:
+    return ROOT / "tests" / "engine_probe" / f"vllm-0.33.0-kv-{gpu}.jsonl"
 TOLERANCE = 0.005
 # Known causes of a miss: listed by the bench and xfailed by the test. Keys: a config dir
 # name, or "name/kv" for one --kv-cache-dtype, or "name/kv/tpN". None since GLM-5.3-Flash's
@@ -47,6 +57,7 @@ class Point:
     avail: int
     vllm: dict
     row: dict = field(repr=False, default_factory=dict)
+    hardware: str = "h100-80"       # kvfit's preset for the GPU the record emulated
 
     @property
     def id(self) -> str:
@@ -54,19 +65,19 @@ class Point:
 
 
 @cache
-def record_rows() -> tuple[dict, ...]:
-    return record_common.read_record(RECORD)
+def record_rows(record: Path = RECORD) -> tuple[dict, ...]:
+    return record_common.read_record(record)
 
 
-def points() -> list[Point]:
+def points(record: Path = RECORD, hardware: str = "h100-80") -> list[Point]:
     """Every recorded point where vLLM built its specs."""
     out = []
-    for row in record_rows():
+    for row in record_rows(record):
         for plan in row.get("plans", []):
             if "error" in plan:
                 continue
             out.append(Point(row["dir"], row["tp"], row["kv_cache_dtype"], plan["max_model_len"],
-                             plan["available_bytes"], plan, row))
+                             plan["available_bytes"], plan, row, hardware))
     return out
 
 
@@ -134,7 +145,7 @@ def _run(args: list, directory: str) -> tuple[int, str, str]:
 def kvfit_layout(p: Point, engine: str = "vllm@0.33.0") -> tuple[int, dict | None, str]:
     """(exit code, the planner's JSON layout for the TP size or None, stderr) under
     `--engine ENGINE` (the record's version unless told)."""
-    args = [ROOT / p.dir, "--engine", engine, "--hardware", "h100-80", "--gpus", str(p.tp),
+    args = [ROOT / p.dir, "--engine", engine, "--hardware", p.hardware, "--gpus", str(p.tp),
             "--tp", str(p.tp), "--context", str(p.length), "--kv-dtype", p.kv,
             "--kv-cache-memory-bytes", str(p.avail), "--json"]
     code, out, err = _run(args, p.dir)
@@ -160,7 +171,7 @@ def kvfit_token_bytes(p: Point) -> Fraction:
     rules = rules_for("vllm", "0.33.0")
     spelling = "auto" if p.kv == "auto" else p.kv
     from kvfit.hardware.presets import find_accelerator
-    cc = find_accelerator("h100-80").compute_capability     # the record emulates SM90
+    cc = find_accelerator(p.hardware).compute_capability    # the GPU the record emulated
     state = engine_state(_checkpoint(p.dir), rules, spelling, p.length, capability=cc)
     total = Fraction(0)
     for page in layer_pages(state.components, p.tp):

@@ -24,8 +24,14 @@ def _pool_line(e: EnginePrediction) -> list[str]:
         _v(e.attention_token_capacity), _v(e.capacity_over_len), _v(e.max_concurrency))
     if any(v is None for v in vals):
         return []
-    reserve = [f"  {g.components}: {count(g.blocks, 'block')} per request = {g.rule}"
+    sliding = [(g.components, g.blocks, g.rule)
                for g in e.request_blocks_by_group or () if g.family == "sliding"]
+    reserve = []
+    for key in dict.fromkeys(sliding):     # groups alike (one kind split in groups) say it once
+        components, blocks, rule = key
+        n = sliding.count(key)
+        each = f" ({n} groups, each)" if n > 1 else ""
+        reserve.append(f"  {components}{each}: {count(blocks, 'block')} per request = {rule}")
     return reserve + [f"  pool: {count(blocks, 'block')} x {count(size, 'token')} = "
                       f"{count(tokens, 'token')} per attention layer "
                       f"({over_len:.2f} x max_model_len); one request pins "
