@@ -46,6 +46,7 @@ class TensorBytes:
     routed: bool = False
     experts: int | None = None
     replicated: str | None = None
+    layer_ids: tuple[int, ...] = ()     # the decoder layers it repeats over (empty: none)
 
     def on_rank(self, tp: int) -> int:
         if self.split == "none" or self.replicated:
@@ -80,6 +81,11 @@ class WeightEstimate:
         names = ", ".join(dict.fromkeys(r.module.rsplit(".", 1)[-1] for r in rows))
         whys = "; ".join(dict.fromkeys(r.replicated for r in rows))
         return sum(r.bytes for r in rows), f"{names}: {whys}"
+
+    @property
+    def replicated_rows(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """(bytes, decoder layer indices) of each row the spec marks `replicated`."""
+        return tuple((r.bytes, r.layer_ids) for r in self.rows if r.replicated and r.bytes)
 
 
 def _plain_name(entry: str) -> bool:
@@ -265,7 +271,7 @@ class _Estimator:
             n = len(layers) * (experts or 1) * copies
             return TensorBytes(t.module, n, count, int(n * count * width), "model dtype"
                                if t.element_bytes is None else f"{width} B", t.split, heads,
-                               t.routed, experts, t.replicated)
+                               t.routed, experts, t.replicated, _ids(layers))
         rows, cols = (_num(e, names, f"{t.module} shape") for e in t.shape)
         each = range(experts) if experts and self.by_expert else [0]
         repeat = experts if experts and not self.by_expert else 1
@@ -286,7 +292,12 @@ class _Estimator:
                     total += self.linear_bytes(fmt, rows, cols) * repeat * copies
         n = len(layers) * (experts or 1) * copies
         return TensorBytes(t.module, n, rows * cols, total, "+".join(sorted(seen)), t.split,
-                           heads, t.routed, experts, t.replicated)
+                           heads, t.routed, experts, t.replicated, _ids(layers))
+
+
+def _ids(layers: list) -> tuple[int, ...]:
+    """A row's decoder layer indices ([None]: a row outside the layers)."""
+    return () if layers == [None] else tuple(sorted(layers))
 
 
 def estimate_weights(res: Resolution, quant: QuantSummary | None, model_bytes, mtp: bool = False

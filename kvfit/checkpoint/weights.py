@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, replace
 
 from ..errors import ConfigError, UsageError
 from .metadata import Metadata
@@ -10,23 +11,62 @@ from .metadata import Metadata
 GIB = 1024**3
 
 
+def rank_share(total: int, replicated: int, tp: int) -> int:
+    """Bytes one of `tp` ranks holds of `total` weight bytes: the sharded part / TP (rounded
+    up) plus the `replicated` part whole. The one per-rank weight formula of kvfit."""
+    return -(-(total - replicated) // tp) + replicated
+
+
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """Total checkpoint weight bytes (None if unknown), with provenance; `replicated`: the
-    bytes of it every rank holds whole at any TP (and why), counted from config shapes."""
+    """Total checkpoint weight bytes (None if unknown), with provenance; `replicated_rows`:
+    the spec rows every rank holds whole at any TP, as (bytes, decoder layer indices; empty
+    for a row outside the layers), counted from config shapes, and why."""
 
     bytes: int | None
     source: str
     detail: str
-    replicated: int = 0
+    replicated_rows: tuple[tuple[int, tuple[int, ...]], ...] = ()
     replicated_detail: str | None = None
 
+    @property
+    def replicated(self) -> int:
+        """Bytes every rank holds whole."""
+        return sum(b for b, _ in self.replicated_rows)
+
     def rank_bytes(self, tp: int) -> int | None:
-        """Bytes per rank at TP=`tp`: the sharded part / TP (rounded up), plus the replicated
-        part whole."""
-        if self.bytes is None:
-            return None
-        return -(-(self.bytes - self.replicated) // tp) + self.replicated
+        """Bytes per rank at TP=`tp` (rank_share), None when unknown."""
+        return None if self.bytes is None else rank_share(self.bytes, self.replicated, tp)
+
+    def replicated_on(self, start: int, end: int, first: bool) -> int:
+        """Replicated bytes of the decoder layers [start, end): each row's bytes spread evenly
+        over its layers (cumulative, so the stages add up to the row). A row outside the
+        layers (no shipped spec has one) counts on the first stage, where the embedding
+        goes."""
+        out = 0
+        for b, layers in self.replicated_rows:
+            if not layers:
+                out += b if first else 0
+                continue
+            lo, hi = bisect_left(layers, start), bisect_left(layers, end)
+            out += b * hi // len(layers) - b * lo // len(layers)
+        return out
+
+
+def with_replicated(weights: Weights, tensors, estimate) -> Weights:
+    """`weights` with the bytes of the spec's `replicated` tensor rows (held whole on every
+    rank), counted from config shapes, whatever gave the total (files, index, estimate).
+    `tensors`: the spec's parameter tensors (None: no parameters block); `estimate()`: the
+    (WeightEstimate | None, why) to count them from, called only when a row is marked."""
+    if weights.bytes is None or tensors is None or not any(t.replicated for t in tensors):
+        return weights
+    est, _ = estimate()
+    rep = est.replicated if est is not None else None
+    if rep is None or rep[0] >= weights.bytes:
+        return weights
+    return replace(weights, replicated_rows=est.replicated_rows, replicated_detail=(
+        f"{rep[0]:,} B held whole on every rank (config shapes; {rep[1]}); the other "
+        f"{weights.bytes - rep[0]:,} B divided over TP"))
 
 
 def _index_total(index: dict) -> int:

@@ -109,13 +109,14 @@ def _weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: boo
 
 def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights: bool = True,
                   loaded=None, mtp: bool = False) -> tuple[int | None, str, bool]:
+    from ..checkpoint.weights import Weights, config_estimate, count_weights
+
     if weight_gib is not None:
-        return int(weight_gib * GIB / tp), "user: --weight-gib / TP", False
+        w = _split(Weights(int(weight_gib * GIB), "user", "--weight-gib"), meta, state, mtp)
+        return w.rank_bytes(tp), "user: --weight-gib / TP" + _kept(w), False
     if "weights_gib" in facts.printed and log_weights:
         return int(facts.printed["weights_gib"] * GIB), "log: loaded weights (an input, " \
             "not predicted)", False
-    from ..checkpoint.weights import config_estimate, count_weights
-
     if loaded is not None:
         est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes, mtp,
                                    quant=loaded[0])
@@ -127,10 +128,28 @@ def _rank_weights(facts: LogFacts, weight_gib, meta, tp: int, state, log_weights
     if w.bytes is None:
         est, why = config_estimate(meta, state.resolution, state.model_bytes.bytes, mtp)
         if est is not None:
+            # row by row: the spec's replicated rows count whole (TensorBytes.on_rank)
             return est.rank_bytes(tp), f"config estimate: {why}, per TP rank", True
         return None, "unknown: the log excerpt prints no loaded weights and the checkpoint " \
             f"has no weight files or index (pass --weight-gib); no config estimate: {why}", False
-    return -(-w.bytes // tp), f"checkpoint: {w.detail}, / TP", True
+    w = _split(w, meta, state, mtp)
+    return w.rank_bytes(tp), f"checkpoint: {w.detail}, / TP" + _kept(w), True
+
+
+def _split(weights, meta, state, mtp: bool):
+    """`weights` with the spec's replicated rows (kvfit.checkpoint.weights.with_replicated),
+    counted from the config estimate, as a plan counts them."""
+    from ..checkpoint.weights import config_estimate, with_replicated
+
+    params = state.resolution.arch.parameters
+    return with_replicated(weights, None if params is None else params.tensors,
+                           lambda: config_estimate(meta, state.resolution,
+                                                   state.model_bytes.bytes, mtp))
+
+
+def _kept(weights) -> str:
+    """The basis's note on the bytes every rank holds whole (empty when none)."""
+    return f" ({weights.replicated_detail})" if weights.replicated else ""
 
 
 def explain(text: str, *, model_dir: str | None = None, engine_version: str | None = None,
@@ -205,9 +224,11 @@ def _staged(inp: Inputs, facts: LogFacts, state, meta, pp: int, weight_gib, load
     splits them (kvfit/engines/pp_split.py, the planner's own split). A log prints one
     stage's loaded weights, so the stages' weights come from the whole model's (--weight-gib,
     the checkpoint, or the config estimate), with the embedding on the first stage and the LM
-    head on the last."""
+    head on the last. The spec rows every TP rank holds whole are not carried (exact at TP=1,
+    as the fixture PP runs are)."""
     from dataclasses import replace
 
+    from ..checkpoint.weights import Weights, rank_share
     from .common import StageInputs
     from .pp_split import edge_weights, stages
 
@@ -215,10 +236,11 @@ def _staged(inp: Inputs, facts: LogFacts, state, meta, pp: int, weight_gib, load
         raise UsageError("explain-log reads pipeline-parallel runs of vLLM only.")
     whole, basis, _ = _weights(facts, weight_gib, meta, 1, state, False, loaded, mtp)
     n = state.resolution.n_layers
-    split = stages(inp.components, n, pp, whole, edge_weights(state.resolution.root,
-                                                              state.model_bytes.bytes))
+    split = stages(inp.components, n, pp, Weights(whole, "explain-log", basis),
+                   edge_weights(state.resolution.root, state.model_bytes.bytes))
     rows = [StageInputs(components=st.components, weights_bytes_per_rank=None if
-                        st.weights_bytes is None else -(-st.weights_bytes // inp.tp),
+                        st.weights_bytes is None else rank_share(st.weights_bytes,
+                                                                 st.replicated_bytes, inp.tp),
                         last=st.last, layers=(st.start, st.end)) for st in split]
     return replace(inp, stages=rows, weights_bytes_per_rank=rows[0].weights_bytes_per_rank,
                    weights_basis=f"{basis}; PP={pp}: split over the stages as the engine "

@@ -73,7 +73,7 @@ def bounds(parts: list[int]) -> list[tuple[int, int]]:
 @dataclass(frozen=True, slots=True)
 class Stage:
     """One pipeline stage: its layer range, state components and weight bytes (whole stage,
-    before TP splits it)."""
+    before TP splits it), of which `replicated_bytes` every rank of the stage holds whole."""
 
     index: int
     start: int
@@ -82,6 +82,7 @@ class Stage:
     weights_bytes: int | None
     first: bool
     last: bool
+    replicated_bytes: int = 0
 
     @property
     def layers(self) -> int:
@@ -115,19 +116,26 @@ class Edge:
     basis: str = ""
 
 
-def stage_weights(total: int | None, parts: list[int], edge: Edge) -> list[int | None]:
-    """Each stage's weight bytes: the embedding on the first stage, the LM head on the last
-    (a tied head is a second copy there), the rest split in proportion to layers (an estimate:
-    it assumes equal layers; a first dense layer of an MoE makes stage 0 lighter)."""
-    if total is None:
-        return [None] * len(parts)
+def stage_weights(weights, parts: list[int], edge: Edge) -> list[tuple[int | None, int]]:
+    """Each stage's weight bytes, and the part of them its ranks hold whole. `weights`: the
+    plan's Weights (kvfit.checkpoint.weights). The embedding goes on the first stage, the LM
+    head on the last (a tied head is a second copy there); the replicated rows of a stage's
+    own layers on that stage (Weights.replicated_on: the router and the latent projections
+    are per-layer rows; layers past the decoder, MTP / draft, on the last stage; a row outside
+    the layers on the first, with the embedding); the rest split in proportion to layers (an
+    estimate: it assumes equal layers; a first dense layer of an MoE makes stage 0 lighter)."""
+    if weights.bytes is None:
+        return [(None, 0)] * len(parts)
+    last = len(parts) - 1
+    reps = [weights.replicated_on(lo, hi if i < last else 1 << 62, i == 0)
+            for i, (lo, hi) in enumerate(bounds(parts))]
     embed, head = edge.embed_bytes, edge.head_bytes
-    body = max(0, total - embed - (0 if edge.tied else head))
+    body = max(0, weights.bytes - embed - (0 if edge.tied else head) - sum(reps))
     n = sum(parts)
-    out = [body * k // n for k in parts]
+    out = [body * k // n + r for k, r in zip(parts, reps, strict=True)]
     out[0] += embed
     out[-1] += head
-    return out
+    return list(zip(out, reps, strict=True))
 
 
 def edge_weights(root: dict, model_bytes) -> Edge:
@@ -146,15 +154,16 @@ def edge_weights(root: dict, model_bytes) -> Edge:
     return Edge(each, each, tied, basis)
 
 
-def stages(comps, n_layers: int, pp: int, weights: int | None, edge: Edge,
+def stages(comps, n_layers: int, pp: int, weights, edge: Edge,
            override: str | None = None, split: str = "spread_before_last") -> list[Stage]:
-    """Every stage of a PP=`pp` split of the model (split: the engine's pp_split rule)."""
+    """Every stage of a PP=`pp` split of the model (`weights`: the plan's Weights; split: the
+    engine's pp_split rule)."""
     parts = partition(n_layers, pp, override, split)
     ws = stage_weights(weights, parts, edge)
     out = []
     for i, (lo, hi) in enumerate(bounds(parts)):
         last = i == pp - 1
         upto = 1 << 62 if last else hi      # MTP layers past the decoder: the last stage
-        out.append(Stage(i, lo, hi, tuple(stage_components(comps, lo, upto, last)), ws[i],
-                         i == 0, last))
+        out.append(Stage(i, lo, hi, tuple(stage_components(comps, lo, upto, last)), ws[i][0],
+                         i == 0, last, ws[i][1]))
     return out

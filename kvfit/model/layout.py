@@ -20,6 +20,7 @@ class PipelineStage(Part):
     left_bytes: int | None = ABSENT
     sequences: int | None = ABSENT
     components: tuple[str, ...] = ABSENT
+    replicated_bytes: int = ABSENT
 
 
 @dataclass(**PART)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..checkpoint.metadata import Metadata, once
-from ..checkpoint.weights import Weights, count_weights
+from ..checkpoint.weights import Weights, count_weights, with_replicated
 from ..errors import UsageError
 from ..model.base import freeze
 from ..model.plan import Dtype, Dtypes, Report
@@ -161,8 +161,9 @@ def _loaded_weights(req, meta, res, model_bytes, loaded, warnings) -> Weights:
         return Weights(None, "unknown", f"{loaded[1]}; no config estimate: {why}")
     warnings.append(f"Weight bytes are the weights as loaded, an ESTIMATE from the config's "
                     f"tensor shapes: {loaded[1]} ({est.total_bytes / GIB:.2f} GiB).")
-    return _replicated(Weights(est.total_bytes, "config estimate", f"{loaded[1]}: {est.detail}"),
-                       res.arch, lambda: (est, ""))
+    return with_replicated(Weights(est.total_bytes, "config estimate",
+                                   f"{loaded[1]}: {est.detail}"),
+                           _tensors(res.arch), lambda: (est, ""))
 
 
 def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None):
@@ -204,7 +205,7 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None
     if weights.source == "unknown" and arch.parameters is not None:
         est, why_not = estimate()
         weights = count_weights(meta, req.weight_gib, *floor, est)
-    weights = _replicated(weights, arch, estimate)
+    weights = with_replicated(weights, _tensors(arch), estimate)
     if weights.source == "config estimate":
         warnings.append(str(ConfigEstimate(weights.bytes)))
     if weights.bytes is None:
@@ -214,19 +215,9 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None
     return weights, own
 
 
-def _replicated(weights: Weights, arch, estimate) -> Weights:
-    """`weights` with the bytes of the spec's `replicated` tensor rows (held whole on every
-    rank), counted from config shapes, whatever gave the total (files, index, estimate)."""
-    if weights.bytes is None or arch.parameters is None or \
-            not any(t.replicated for t in arch.parameters.tensors):
-        return weights
-    est, _ = estimate()
-    rep = est.replicated if est is not None else None
-    if rep is None or rep[0] >= weights.bytes:
-        return weights
-    return replace(weights, replicated=rep[0], replicated_detail=(
-        f"{rep[0]:,} B held whole on every rank (config shapes; {rep[1]}); the other "
-        f"{weights.bytes - rep[0]:,} B divided over TP"))
+def _tensors(arch):
+    """The spec's parameter tensors, or None when it lists none."""
+    return None if arch.parameters is None else arch.parameters.tensors
 
 
 def _judge(cap, quant, res, own, meta, model_bytes):

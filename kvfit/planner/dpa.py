@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from ..checkpoint.weights import rank_share
 from ..model.plan import Layout
 from ..model.sections import ExpertParallel
 from ..report.dpa_reasons import AttentionGroups
@@ -91,7 +92,7 @@ def dpa_layout(profile, g: int, a: int, topo: Topology, own: Ownership, comps,
     expert_rank = own.rank_bytes(g)
     # `replicated`: non-expert bytes every rank holds whole (the weights' replicated part)
     rep = replicated if replicated < own.non_expert_bytes else 0
-    other = -(-(own.non_expert_bytes - rep) // t) + rep
+    other = rank_share(own.non_expert_bytes, rep, t)
     w = other + expert_rank + (verdict.extra_bytes if verdict else 0)
     state = sum(c.per_rank(t) for c in comps)
     page = page_tokens(profile, comps)

@@ -1,7 +1,8 @@
 """TP x PP x DP layouts: every pipeline stage judged on its own budget; the fullest binds.
 
 A replica of TP=t x PP=p spans t x p GPUs. Stage s keeps its decoder layers' weights (its
-share, kvfit.engines.pp_split) split over its t ranks, and its layers' state per sequence; the
+share, kvfit.engines.pp_split) split over its t ranks, except the replicated rows of its layers,
+which each of its ranks holds whole, and its layers' state per sequence; the
 replica admits the sequences its tightest stage admits (vLLM keeps the smallest block count
 of all workers, vllm/v1/core/kv_cache_planning.py:1580-1595).
 """
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..checkpoint.weights import rank_share
 from ..errors import UsageError
+from ..model.base import ABSENT
 from ..model.plan import Layout
 from .layouts import Budget, judged
 from .systems import placement
@@ -37,13 +40,16 @@ def check_request(req, topo) -> int:
 def _stage_row(st, tp: int, budget: Budget, extra: int):
     from ..model.layout import PipelineStage
 
-    w = None if st.weights_bytes is None else -(-st.weights_bytes // tp) + extra
+    # the stage's sharded part / TP, its layers' replicated rows whole (rank_share)
+    w = None if st.weights_bytes is None else \
+        rank_share(st.weights_bytes, st.replicated_bytes, tp) + extra
     state = sum(c.per_rank(tp) for c in st.components)
     left = None if w is None else budget.budget_bytes - budget.reserve_bytes - w
     seqs = None if left is None else (max(0, left) // state if state else 0)
     return PipelineStage(stage=st.index, layers=(st.start, st.end), weights_bytes=w,
                          state_bytes_per_sequence=state, left_bytes=left, sequences=seqs,
-                         components=tuple(c.name for c in st.components))
+                         components=tuple(c.name for c in st.components),
+                         replicated_bytes=st.replicated_bytes or ABSENT)
 
 
 def binding(rows):
@@ -65,7 +71,7 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
     dp = topo.gpus // group
     rules = m.capacity.rules if m.capacity.engine else None
     rule = rules.values.get("pp_split") if rules is not None else None     # engine spec rules
-    split = stages(comps, m.n_layers, pp, m.weights.bytes, m.edge, partition,
+    split = stages(comps, m.n_layers, pp, m.weights, m.edge, partition,
                    rule["value"] if rule else "spread_before_last")
     from ..engines import REFERENCE, get
 
@@ -80,7 +86,9 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
         stages=rows, binding_stage=bind.stage,
         split_rule=(f"engine rule {rule['source']}" if rule else SPLIT_RULE)
         if partition is None else f"user: --pp-layer-partition {partition} ({eng.title} {env})",
-        weights_basis=m.edge.basis + (eng.pp_weights_note if m.names.get("mtp") else ""),
+        weights_basis=m.edge.basis + (eng.pp_weights_note if m.names.get("mtp") else "")
+        + ("; the replicated rows (weights.replicated_detail) on the stage of their layer, "
+           "whole on each of its ranks" if m.weights.replicated else ""),
         note="per_rank is the binding stage's: the replica admits what its fullest stage "
              f"admits ({eng.pp_binding_note})")
     head = {"id": f"tp{tp}pp{pp}", "parallelism": "tp", "label": f"TP={tp} x PP={pp} x DP={dp}",

@@ -222,8 +222,9 @@ def _pipeline_line(lay: Layout) -> str:
     """The stages of a TP x PP layout: layers, weights and state per rank, which binds."""
     pipe = lay.pipeline
     parts = [f"stage {s.stage} layers {s.layers[0]}-{s.layers[1] - 1}: "
-             f"{gib(s.weights_bytes)} weights + {gib(s.state_bytes_per_sequence)}/seq"
-             for s in pipe.stages]
+             f"{gib(s.weights_bytes)} weights"
+             + (f" (of which {gib(s.replicated_bytes)} whole)" if s.replicated_bytes else "")
+             + f" + {gib(s.state_bytes_per_sequence)}/seq" for s in pipe.stages]
     return (f"Pipeline ({lay.label}, per rank): " + "; ".join(parts) +
             f". Stage {pipe.binding_stage} binds.")
 
