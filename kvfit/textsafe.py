@@ -91,6 +91,12 @@ def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
     return "".join(out)
 
 
+def one_line(text: str) -> str:
+    """A name the user typed (a TOML key may hold a newline) as a message quotes it: on one
+    line."""
+    return escape_controls(str(text), keep_newlines=False)
+
+
 def safe(text: str, *, keep_newlines: bool = True) -> str:
     """redact() then escape_controls(): what every printed message goes through."""
     return escape_controls(redact(str(text)), keep_newlines=keep_newlines)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import KvfitError, UsageError
 from ..paths import expand_user
+from ..textsafe import one_line
 
 _NUM = (int, float)
 ROOT_KEYS = {
@@ -78,20 +79,20 @@ def _check(table: dict, spec: dict, where: str, at) -> dict:
     for key, value in table.items():
         name = f"{where}{key}"
         if key not in spec:
-            raise UsageError(f"unknown key '{name}' in the preset {at(name)}.",
+            raise UsageError(f"unknown key '{one_line(name)}' in the preset {at(name)}.",
                              hint="Known keys: " + ", ".join(sorted(spec)) + ".")
         want = spec[key]
         if isinstance(value, bool) and want is not bool and bool not in (
                 want if isinstance(want, tuple) else (want,)):
-            raise UsageError(f"preset key '{name}' has the wrong type (got a boolean; "
+            raise UsageError(f"preset key '{one_line(name)}' has the wrong type (got a boolean; "
                              f"{at(name)}).")
         if not isinstance(value, want):
             kinds = want if isinstance(want, tuple) else (want,)
-            raise UsageError(f"preset key '{name}' should be "
+            raise UsageError(f"preset key '{one_line(name)}' should be "
                              f"{' or '.join(k.__name__ for k in kinds)}, got "
                              f"{type(value).__name__} ({at(name)}).")
         if isinstance(value, list) and not all(isinstance(v, str) for v in value):
-            raise UsageError(f"preset key '{name}' should be a list of strings ({at(name)}).")
+            raise UsageError(f"preset key '{one_line(name)}' should be a list of strings ({at(name)}).")
         out[key] = value
     return out
 
@@ -151,7 +152,7 @@ def read_preset(path: Path, for_calibration: bool = False, note=None
                                 "calibrate`; this run plans the deployment only.")
             continue
         if name not in TABLES:
-            raise UsageError(f"unknown table [{name}] in the preset {at(name)}.",
+            raise UsageError(f"unknown table [{one_line(name)}] in the preset {at(name)}.",
                              hint="Known tables: " + ", ".join(sorted([*TABLES, "calibration"]))
                              + ".")
         names = RENAMES.get(name, {})

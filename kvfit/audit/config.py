@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..textsafe import one_line
 
 _NUM = (int, float)
 AUDIT_KEYS = {"name": str, "offline": bool, "min_coverage": _NUM, "min_family_coverage": _NUM,
@@ -35,12 +36,12 @@ class Frontier:
 def _typed(table: dict, spec: dict, where: str) -> dict:
     for key, value in table.items():
         if key not in spec:
-            raise UsageError(f"unknown key '{where}.{key}' in the audit file.",
+            raise UsageError(f"unknown key '{one_line(f'{where}.{key}')}' in the audit file.",
                              hint="Known keys: " + ", ".join(sorted(spec)) + ".")
         want = spec[key]
         kinds = want if isinstance(want, tuple) else (want,)
         if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, want):
-            raise UsageError(f"audit key '{where}.{key}' should be "
+            raise UsageError(f"audit key '{one_line(f'{where}.{key}')}' should be "
                              f"{' or '.join(k.__name__ for k in kinds)}.")
     return table
 
@@ -85,7 +86,7 @@ def load_frontier(path: Path) -> Frontier:
         raise UsageError(f"audit file {path.name} holds a number too long to read.") from None
     unknown = sorted(set(data) - {"audit", "models", "hardware", "systems"})
     if unknown:
-        raise UsageError(f"unknown table(s) {', '.join(unknown)} in the audit file.")
+        raise UsageError(f"unknown table(s) {one_line(', '.join(unknown))} in the audit file.")
     head = _typed(data.get("audit", {}), AUDIT_KEYS, "audit")
     models = _entries(data, "models", MODEL_KEYS, ("family", "model", "contexts"))
     for m in models:

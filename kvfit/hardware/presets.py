@@ -116,8 +116,10 @@ def find_accelerator(text: str) -> Accelerator:
     table = accelerators()
     key = _lookup(text, table)
     if key is None:
+        from ..numbers import shown
+
         ids = ", ".join(sorted({a.id for a in table.values()}))
-        raise UsageError(f"unknown hardware '{text}'.{_did_you_mean(text, table)}",
+        raise UsageError(f"unknown hardware {shown(text)}.{_did_you_mean(text, table)}",
                          hint=f"Known presets: {ids}; or custom:<GiB>. `kvfit --list-hardware` "
                          "shows them with their memory.")
     return table[key]
