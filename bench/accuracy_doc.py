@@ -137,11 +137,15 @@ def _summary(records: list[dict]) -> list[str]:
     predictable = [r for r in held if "error" not in r and r["full"]["mem"] is not None
                    and r["full"]["mem"]["predicted"] is not None]
     printed = [r for r in predictable if acc._weights_printed(r)]
+    new = [r for r in held if r["case"].meta.get("added_in") == "session 11"]
     out = []
     for label, rows in (("held-out logs, all", held),
                         ("held-out logs kvfit can predict from the pinned inputs", predictable),
                         ("fitted logs (not independent)", fitted),
-                        ("held-out logs that print the loaded weights", printed)):
+                        ("held-out logs that print the loaded weights", printed),
+                        ("held-out logs from before session 11",
+                         [r for r in held if r not in new]),
+                        ("held-out logs added in session 11 (one vLLM 0.19.0 H100 sweep)", new)):
         given, n = _count(rows, None)
         full, _ = _count(rows, "full")
         bare, _ = _count(rows, "bare")

@@ -54,6 +54,15 @@ end_to_end_note), and the table marks such hits. vLLM's default utilization is 0
 (read from the wheels), which moves the NVFP4 RTX 5090 run to +24 %: its profile-run activation
 (vision encoder, forward pass at 8,192 tokens with one sequence) is not modelled. Qwen3-235B on
 vLLM 0.10 stays +46 %, unattributed (its YAML says what the 0.10.0 code does).
+
+Session 11 (62 logs: 38 more from llm-d-planner's v0.19.0 H100 sweep, all held out). The 18 held
+out before: unchanged, end to end 13/18 (13/15 predictable), checkpoint alone 13/18, without the
+served weight format 8/18, given the printed weights 11/11. All 56 held out: end to end 51/56,
+checkpoint alone 50/56 (89 %; 50/53 predictable), without the served format 43/56, given the
+printed weights 49/49, from the printed memory 56/56. The new logs are one engine build on one
+GPU with near-repeats, so the enlarged figure says little beyond that build; the fixture
+README's session-11 table keeps both sets. explain-log now predicts the two PP runs per stage
+(-0.08 % / -0.07 %; before, 1/PP of the printed tokens).
 """
 
 from __future__ import annotations
