@@ -88,8 +88,9 @@ def _config(meta: dict) -> tuple[Path, str]:
                        "geometry; see the provenance YAML)"),
                       ("config_fixture_candidate", "candidate config; the log's checkpoint is "
                        "a local copy of the same geometry")):
-        if meta.get(key):
-            return CONFIGS / meta[key], note
+        if meta.get(key):   # a model-configs folder name, or a path under tests/ (architectures/...)
+            where = CONFIGS / meta[key] if "/" not in meta[key] else ROOT / meta[key]
+            return where, note
     raise LookupError(f"{meta['slug']}: no config fixture")
 
 

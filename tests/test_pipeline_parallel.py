@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from kvfit.engines.pages import LayerPage, group_pages
+from kvfit.engines.pp_split import partition
 from kvfit.engines.vllm_pp import stage_bytes_per_block
 from kvfit.errors import UsageError
-from kvfit.planner.stages import partition
 
 from conftest import run_cli, run_json, validate
 

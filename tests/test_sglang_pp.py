@@ -5,7 +5,7 @@ The record tests/engine_probe/sglang-0.5.23-pp.jsonl was made by
 tests/engine_probe/sglang_pp_probe.py under SGLang 0.5.23 (its header says how): per (config,
 TP, PP) the resolved mem_fraction_static, every PP rank's layers (get_pp_indices), cell bytes
 and own max_total_num_tokens for a stated 40 GiB budget at context 4096. kvfit answers with the
-stage machinery every plan uses (kvfit.planner.stages) and the SGLang engine model.
+stage machinery every plan uses (kvfit.engines.pp_split) and the SGLang engine model.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sglang_record_cases as cases
 
 from kvfit.engines import predict_inputs
 from kvfit.engines.common import StageInputs
+from kvfit.engines.pp_split import partition, stage_components
 from kvfit.model.base import to_plain
-from kvfit.planner.stages import partition, stage_components
 
 from conftest import run_json
 

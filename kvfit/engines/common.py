@@ -61,6 +61,7 @@ class Inputs:
     stages: pipeline stages (StageInputs; None: no pipeline parallelism;
       kvfit.engines.vllm_pp, kvfit.engines.sglang_pp);
     sampler: False on a PP stage that is not the last (no sampler logits in its profiling run);
+    pp_first: False on a PP stage that is not the first (it receives intermediate tensors);
     kv_name: kvfit's name of the KV cache dtype ("fp8_e4m3"; some backends take only some 8-bit
       spellings); head_size: the model's largest attention head size (vLLM's whole-model
       head_size, the maximum over layers; None: unknown or not a plain-attention model);
@@ -93,6 +94,7 @@ class Inputs:
     kv_bytes: float | None = None
     stages: list | None = None
     sampler: bool = True
+    pp_first: bool = True
     kv_name: str | None = None
     head_size: int | None = None
     config: dict | None = None

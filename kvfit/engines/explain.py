@@ -187,17 +187,66 @@ def explain(text: str, *, model_dir: str | None = None, engine_version: str | No
     loaded = _loaded(facts, flags or {}, version, meta, served_format, rules)
     inp = _inputs(facts, state, meta, tp, context, hardware, weight_gib, overrides or {},
                   log_weights, loaded, mtp)
+    pp = _pipeline(facts, flags or {})
+    if pp > 1:
+        inp = _staged(inp, facts, state, meta, pp, weight_gib, loaded, mtp)
     end_to_end = predict_inputs(facts.engine, version, fl, inp)
     from_printed = _from_printed(facts, version, fl, inp)
     notes = list(state.warnings) + facts.notes
     if tp_basis == "assumed":
         notes.append("TP is not in the log; assumed 1 (pass --tp).")
+    if pp > 1:
+        notes.append(f"PP={pp}: each stage is predicted on its own layers and weights and "
+                     "the smallest block count binds; the memory rows put the binding stage's "
+                     "prediction beside the log's lines, which are its first stage's.")
     return {"engine": facts.engine, "version": rules.version, "version_basis": how,
             "rules_range": rules.label, "model": facts.model, "architecture": state.arch_id,
             "config": meta.source, "tp": tp, "tp_basis": tp_basis, "kv_dtype": state.kv.name,
             "max_model_len": context,
             "rows": rows_for(facts, end_to_end, from_printed), "notes": notes,
             "prediction": to_plain(end_to_end)}
+
+
+def _pipeline(facts: LogFacts, user: dict) -> int:
+    """The run's pipeline-parallel size: the user's --pipeline-parallel-size, else the log's
+    non-default args (1 when neither states it)."""
+    pp = user.get("pipeline_parallel_size", user.get("pp",
+                                                     facts.flags.get("pipeline_parallel_size")))
+    if pp is None:
+        return 1
+    if isinstance(pp, bool) or not isinstance(pp, int) or pp < 1:
+        raise UsageError(f"pipeline_parallel_size {pp!r} must be a whole number >= 1.")
+    return pp
+
+
+def _staged(inp: Inputs, facts: LogFacts, state, meta, pp: int, weight_gib, loaded,
+            mtp: bool) -> Inputs:
+    """The inputs of a PP run: each stage's layers' state and weights, split as the engine
+    splits them (kvfit/engines/pp_split.py, the planner's own split). A log prints one
+    stage's loaded weights, so the stages' weights come from the whole model's (--weight-gib,
+    the checkpoint, or the config estimate), with the embedding on the first stage and the LM
+    head on the last. The spec rows every TP rank holds whole are not carried (exact at TP=1,
+    as the fixture PP runs are)."""
+    from dataclasses import replace
+
+    from ..checkpoint.weights import Weights, rank_share
+    from .common import StageInputs
+    from .pp_split import edge_weights, stages
+
+    if facts.engine != "vllm":
+        raise UsageError("explain-log reads pipeline-parallel runs of vLLM only.")
+    whole, basis, _ = _weights(facts, weight_gib, meta, 1, state, False, loaded, mtp)
+    n = state.resolution.n_layers
+    split = stages(inp.components, n, pp, Weights(whole, "explain-log", basis),
+                   edge_weights(state.resolution.root, state.model_bytes.bytes))
+    rows = [StageInputs(components=st.components, weights_bytes_per_rank=None if
+                        st.weights_bytes is None else rank_share(st.weights_bytes,
+                                                                 st.replicated_bytes, inp.tp),
+                        last=st.last, layers=(st.start, st.end)) for st in split]
+    return replace(inp, stages=rows, weights_bytes_per_rank=rows[0].weights_bytes_per_rank,
+                   weights_basis=f"{basis}; PP={pp}: split over the stages as the engine "
+                   "splits the layers (embedding on the first, LM head on the last); the "
+                   "log prints one stage's weights", weights_packed=False)
 
 
 def _check_ranks(facts: LogFacts, tp: int, basis: str) -> None:

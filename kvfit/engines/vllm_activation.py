@@ -31,6 +31,9 @@ _MOE = ("MoE workspace (Triton experts: workspace_shapes fused_moe.py:1976-1991 
         "experts/triton_moe.py:181-196 in 0.24.0; workspace13 and the output share one buffer,"
         " modular_kernel.py:1063-1068 / :1095-1100; held by the workspace manager for the rest"
         " of the run, v1/worker/workspace.py)")
+_RECV = ("a later pipeline stage keeps the intermediate tensors it receives, hidden states and "
+         "residual for {t:,} tokens (gpu_model_runner.py:5437-5447 in 0.19.0; "
+         "models/utils.py:694-707, llama.py:393)")
 _SAMPLER = ("sampler over {n:,} rows: logits in the model dtype (gpu_model_runner.py:5571), "
             "their fp32 copy (sampler.py:90), {extra}, softmax probs (topk_topp_sampler.py:112)"
             " and the exponential noise q (:334), line numbers of 0.19.0; 0.24.0 and 0.33.0 "
@@ -213,6 +216,10 @@ def profile_peak(rules, inp, flags: dict, seqs: int, mnbt: int, algo: str | None
         ws = moe_workspace_bytes(cfg, inp.tp, tokens, act) if algo in _MODULAR else 0
         phases["forward"] = forward_bytes(cfg, inp.tp, tokens, act) + ws
         bases.append(_FWD.format(t=tokens) + (f"; {_MOE}" if ws else ""))
+    if hidden and not inp.pp_first:
+        ws += 2 * tokens * hidden * act
+        phases["forward"] += 2 * tokens * hidden * act
+        bases.append(_RECV.format(t=tokens))
     if inp.sampler and inp.vocab:
         s, why = sampler_bytes(rules, rows, inp.vocab, act, hidden, tokens)
         phases["sampler"] = s + ws

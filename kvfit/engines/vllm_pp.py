@@ -49,7 +49,8 @@ def stage_pools(memory, rules, flags: dict, inp, grouping, seqs: int, mnbt: int
     rows = []
     for i, st in enumerate(inp.stages):
         sinp = replace(inp, components=list(st.components), stages=None,
-                       weights_bytes_per_rank=st.weights_bytes_per_rank, sampler=st.last)
+                       weights_bytes_per_rank=st.weights_bytes_per_rank, sampler=st.last,
+                       pp_first=i == 0)
         mem = memory(rules, flags, sinp, seqs, mnbt)
         bpb = stage_bytes_per_block(grouping, layer_pages(sinp.components, inp.tp))
         avail = mem.available_kv_bytes.value

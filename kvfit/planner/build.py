@@ -55,7 +55,7 @@ class Model:
     per_tp: dict = field(default_factory=dict, repr=False)   # placements' per-TP-size facts
     judge: object = None            # kvfit.planner.constraints.Judge: the engines' layout rules
     n_layers: int = 0               # decoder layers (what pipeline stages split)
-    edge: object = None             # embedding / LM-head bytes (kvfit.planner.stages.Edge)
+    edge: object = None             # embedding / LM-head bytes (kvfit.engines.pp_split.Edge)
 
     def at(self, ctx: int) -> list:
         """The state components at context `ctx` (tokens), counted once per context."""
@@ -353,7 +353,7 @@ def prepare(req: PlanRequest, warnings: list[str], meta: Metadata | None = None
               own, caches, cap, declared, rope)
     m.judge = _judge(cap, quant, res, own, meta, model.bytes)
     if (req.pp or 1) > 1:
-        from .stages import edge_weights
+        from ..engines.pp_split import edge_weights
         m.n_layers, m.edge = n_layers, edge_weights(root, model.bytes)
     headers = _headers(req, meta, n_layers, warnings)
     head = {

@@ -165,7 +165,7 @@ def pipeline_inputs(pipeline, comps) -> list:
     """The engine's per-stage inputs (kvfit.engines.common.StageInputs) of a TP x PP layout
     (the same split the layout used)."""
     from ..engines.common import StageInputs
-    from .stages import stage_components
+    from ..engines.pp_split import stage_components
     rows, out = pipeline.stages, []
     for i, row in enumerate(rows):
         last = i == len(rows) - 1

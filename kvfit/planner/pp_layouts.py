@@ -1,7 +1,7 @@
 """TP x PP x DP layouts: every pipeline stage judged on its own budget; the fullest binds.
 
 A replica of TP=t x PP=p spans t x p GPUs. Stage s keeps its decoder layers' weights (its
-share, kvfit.planner.stages) split over its t ranks, except the replicated rows of its layers,
+share, kvfit.engines.pp_split) split over its t ranks, except the replicated rows of its layers,
 which each of its ranks holds whole, and its layers' state per sequence; the
 replica admits the sequences its tightest stage admits (vLLM keeps the smallest block count
 of all workers, vllm/v1/core/kv_cache_planning.py:1580-1595).
@@ -64,8 +64,8 @@ def pp_layout(tp: int, pp: int, topo, m, comps, budget: Budget, required: int,
               more: dict | None = None, per_user: int | None = None) -> Layout:
     """One TP=tp x PP=pp x DP layout, judged by its binding stage (`more`, `per_user`: as
     kvfit.planner.layouts.judged takes them)."""
+    from ..engines.pp_split import SPLIT_RULE, stages  # --pp only: a plain plan never splits stages
     from ..model.layout import Pipeline
-    from .stages import SPLIT_RULE, stages  # --pp only: a plain plan never splits stages
 
     group = tp * pp
     dp = topo.gpus // group

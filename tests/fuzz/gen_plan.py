@@ -6,6 +6,7 @@ parser."""
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
@@ -46,8 +47,8 @@ def _set(doc, path, value) -> None:
         doc = doc[key]
     if value is _DELETE:
         del doc[path[-1]]
-    else:
-        doc[path[-1]] = value
+    else:    # a copy: ODD's lists and dicts are shared, and a later edit inside one would
+        doc[path[-1]] = copy.deepcopy(value)     # change ODD itself or nest it in itself
 
 
 _DELETE = object()
