@@ -109,3 +109,22 @@ def test_gemma3_counts_only_its_cached_outputs():
     peak, cached, _ = va.encoder(rules_for("vllm", "0.19.0"), mc, 1, 8192, 1024, 8192, None,
                                  2, 5376)
     assert peak == cached == 88_080_384
+
+
+def test_a_later_pipeline_stage_keeps_the_received_tensors():
+    # A PP stage after the first allocates the intermediate tensors it receives for
+    # max_num_batched_tokens (gpu_model_runner.py:5437-5447 in 0.19.0): hidden states and
+    # residual, 2 x 8,192 x 4,096 x 2 B = 134,217,728 B for Llama-2-7b's geometry; the PP4
+    # log of Llama-3.1-8B prints 1.05 GiB for a middle stage against 1.1 for the first.
+    from kvfit.engines.common import Inputs
+
+    cfg = _config("meta-llama--Llama-2-7b-hf")
+    rules = rules_for("vllm", "0.19.0")
+
+    def peak(first: bool) -> int:
+        inp = Inputs([], 1, 8192, None, 0, config=cfg, vocab=32000, sampler=False,
+                     pp_first=first)
+        return va.profile_peak(rules, inp, {}, 1024, 8192, None)[0]
+
+    assert peak(True) == va.forward_bytes(cfg, 1, 8192, 2) == 742_391_808
+    assert peak(False) - peak(True) == 134_217_728
