@@ -289,8 +289,8 @@ def render() -> str:
         "forward pass sets the peak; the fp32 run -13.9 %); the code-derived peak's is 4.3 %, 8 "
         "within 5 % (the fp32 run got worse, -20.8 %: no term explains its extra 0.5 GiB). "
         "The summary under the table below covers every held-out log that prints the peak. "
-        "End to end, the held-out RTX 5090 run moved from +24 % to -8 % and the MTP run on "
-        "2x RTX 3090 from -4 % to -32 % (each YAML's reason below); no other log crossed 5 %.",
+        "End to end, the held-out RTX 5090 run moved from +24 % to -7 % and the MTP run on "
+        "2x RTX 3090 from -4 % to -29 % (each YAML's reason below); no other log crossed 5 %.",
         "",
         "## Activation peak: printed and derived",
         "",

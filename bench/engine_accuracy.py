@@ -68,8 +68,8 @@ Session 11 (issue 24): vLLM's activation peak is derived from the engine's code
 (kvfit/engines/vllm_activation.py); only a 0.062 GiB residual is fitted. Held-out, end to end:
 13/18 -> 12/18 within 5 % on the logs from before session 11, 51/56 -> 50/56 (given the
 printed weights) and 50/56 -> 49/56 (the checkpoint alone) on all. The RTX 5090 NVFP4 run
-moves from +24.3 % to -8.4 % (its vision encoder's profile run, 1.88 GiB, now sets the peak);
-the MTP run on 2x RTX 3090 from -3.8 % to -31.5 %: its session-10 hit rested on a too-low
+moves from +24.3 % to -7.3 % (its vision encoder's profile run, 1.88 GiB, now sets the peak);
+the MTP run on 2x RTX 3090 from -3.8 % to -28.6 %: its session-10 hit rested on a too-low
 activation cancelling other extrapolated terms (non-torch from H100 runs with custom
 all-reduce; this one disables it). On the logs that print the peak, see --fit and
 docs/accuracy.md.

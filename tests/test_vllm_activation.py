@@ -86,17 +86,19 @@ def test_vision_encoder_phase_qwen36_35b_a3b():
     # norm1(x) 2D, qkv 3D, contiguous q/k 2D, rotated q/k 2D, the attention output D and the
     # projection D = 12,672 values (the MLP: 2D + 2F = 10,912); the dummy pixels
     # 3 x 2 x 16 x 16 = 1,536 and position embeddings 1,152 values: 15,360 x 2 B x 65,536 =
-    # 2,013,265,920 B. Cached outputs: 16,384 tokens x 2,048 (the text hidden) x 2 B.
+    # 2,013,265,920 B, the peak: the final torch.cat of the outputs (2 x 16,384 tokens x
+    # 2,048, the text hidden, x 2 B = 134,217,728 B with the pixels and position embeddings)
+    # is smaller. The outputs stay cached: 67,108,864 B (no deepstack layers in this config).
     mc = _config("nvidia--Qwen3.6-35B-A3B-NVFP4")
     rules = rules_for("vllm", "0.24.0")
     peak, cached, why = va.encoder(rules, mc, 1, 8192, 1, 131072, 2, 2, 2048)
     assert cached == 16384 * 2048 * 2 == 67_108_864
-    assert peak == 2_013_265_920 + 67_108_864
+    assert peak == 2_013_265_920
     assert "1 image item of 16,384 tokens" in why
     # at TP 2 the heads split: 2D + 8D / 2 + D = 8,064 values per patch in the attention
     # (the MLP 2D + F = 6,608): (8,064 + 1,536 + 1,152) x 2 B x 65,536
     peak2, _, _ = va.encoder(rules, mc, 2, 8192, 1, 131072, 2, 2, 2048)
-    assert peak2 == 10752 * 2 * 65536 + 67_108_864
+    assert peak2 == 10752 * 2 * 65536
     # --limit-mm-per-prompt image 0 skips the encoder profile
     assert va.encoder(rules, mc, 1, 8192, 1, 131072, 0, 2, 2048) is None
 
@@ -128,3 +130,18 @@ def test_a_later_pipeline_stage_keeps_the_received_tensors():
 
     assert peak(True) == va.forward_bytes(cfg, 1, 8192, 2) == 742_391_808
     assert peak(False) - peak(True) == 134_217_728
+
+
+def test_qwen3_vl_deepstack_outputs():
+    # Qwen3-VL-8B: deepstack layers [8, 16, 24] add three 4,096-wide features per output token
+    # (qwen3_vl.py:824-833 in 0.24.0), so one 16,384-token image caches 16,384 x 4,096 x
+    # (1 + 3) x 2 B = 536,870,912 B. In the tower, the three features made so far stay live
+    # through the later blocks: 65,536 patches x 12,672 values (its vision hidden 1,152 and MLP
+    # 4,304 as above) x 2 B + 16,384 x 4,096 x 3 x 2 B = 1,660,944,384 + 402,653,184; the
+    # final torch.cat holds 2 x 536,870,912; outside both, the pixels and position
+    # embeddings 65,536 x (1,536 + 1,152) x 2 B = 352,321,536.
+    mc = _config("Qwen--Qwen3-VL-8B-Instruct")
+    peak, cached, _ = va.encoder(rules_for("vllm", "0.24.0"), mc, 1, 8192, 256, 262144, None,
+                                 2, 4096)
+    assert cached == 536_870_912
+    assert peak == 352_321_536 + max(1_660_944_384 + 402_653_184, 2 * 536_870_912)

@@ -168,10 +168,13 @@ def encoder(rules, model_config: dict | None, tp: int, mnbt: int, seqs: int,
     limit = 999 if image_limit is None else image_limit
     per_prompt = max(1, min(limit, max_model_len // toks))
     items = max(1, min(budget // toks, seqs * per_prompt))   # encoder_budget.py:140-180
-    cached = items * toks * out_hidden * act_bytes
+    # Qwen3-VL's deepstack mergers add one out_hidden-wide feature per listed layer to each
+    # output token (qwen3_vl.py:824-833 in 0.24.0: torch.cat of the merger and deepstack outputs)
+    deep = len(vc.get("deepstack_visual_indexes") or ()) if rule.get("vit") == _QWEN_VIT else 0
+    cached = items * toks * out_hidden * (1 + deep) * act_bytes
     basis = (f"encoder: {items} image item{'s' * (items != 1)} of {toks:,} tokens (budget max("
              f"max_num_batched_tokens, largest item) = {budget:,}; {rule['source']})")
-    peak = 0
+    peak = cached     # a tower kvfit does not model: only its outputs
     if rule.get("vit") == _QWEN_VIT:
         patches = items * toks * int(vc.get("spatial_merge_size", 2)) ** 2
         d = int(vc["hidden_size"])
@@ -186,10 +189,15 @@ def encoder(rules, model_config: dict | None, tp: int, mnbt: int, seqs: int,
         # floating outputs; qwen3_vl.py:2168 then copies nothing), the position embeddings D.
         attn = 2 * d + (3 * d + 2 * d + 2 * d + d) // tp + d
         mlp = 2 * d + 2 * f // tp
-        peak = patches * (max(attn, mlp) + pix + d) * act_bytes
+        # the blocks, with the deepstack features already made; then the final torch.cat,
+        # when the parts and the concatenated output are live at once
+        outside = patches * (pix + d) * act_bytes
+        blocks = patches * max(attn, mlp) * act_bytes + \
+            items * toks * out_hidden * deep * act_bytes
+        peak = outside + max(blocks, 2 * cached)
         basis += (f"; vision tower on {patches:,} patches: max(attention {attn:,}, MLP "
                   f"{mlp:,}) values per patch, dummy pixels and position embeddings")
-    return peak + cached, cached, basis
+    return peak, cached, basis
 
 
 def model_dtype_bytes(flags: dict, cfg: dict | None) -> int:
