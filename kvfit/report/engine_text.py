@@ -45,14 +45,24 @@ def render_text(report: Report, verbose: bool = True) -> str:
     out, chosen = [], report.chosen
     for lay in report.layouts:
         if lay.engine and (verbose or lay is chosen):
-            out += _engine_lines(lay.engine, lay.label)
+            out += _engine_lines(lay.engine, lay.label, verbose)
     cmd = report.engine_command
     if cmd:
         out += _command(cmd)
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _engine_lines(e: EnginePrediction, layout: str) -> list[str]:
+def _brief(basis: str, verbose: bool, limit: int = 160) -> str:
+    """A memory term's basis as the short report shows it: a code-derived basis names every
+    tensor's source, which --verbose and --json keep whole."""
+    if verbose or len(basis) <= limit:
+        return basis
+    head = basis[:limit]
+    cut = head[:head.index("): ") + 1] if "): " in head else head.rsplit(" ", 1)[0]
+    return f"{cut.rstrip(',;:(')} ... (--verbose shows the whole basis)"
+
+
+def _engine_lines(e: EnginePrediction, layout: str, verbose: bool = True) -> list[str]:
     """One layout's engine section."""
     out = [f"engine {e.engine} {e.version} ({e.version_basis}), {layout}:"]
     out += [f"  {line}" for line in e.log_lines or ()]
@@ -75,7 +85,7 @@ def _engine_lines(e: EnginePrediction, layout: str) -> list[str]:
                         "activation peak"), (mem.non_torch_bytes, "non torch"),
                         (mem.cudagraph_bytes, "cudagraph")):
             if _v(q) is not None:
-                out.append(f"  {name}: {gib(q.value, 2)} ({q.basis})")
+                out.append(f"  {name}: {gib(q.value, 2)} ({_brief(q.basis, verbose)})")
         if mem.fitted_regime and not mem.fitted_regime.inside:
             out.append(f"  non-KV estimates: {mem.fitted_regime.note}")
     if e.pipeline_stages:
