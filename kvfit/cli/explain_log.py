@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..api.explain import MAX_LOG_BYTES
 from ..errors import UsageError
+from ..report.words import brief
 
 EPILOG = """\
 The log may be plain or carry process prefixes ((EngineCore pid=...) INFO ..., [... TP0]).
@@ -55,7 +56,7 @@ def render(result: dict) -> str:
     for r in result["rows"]:
         diff = "-" if r["diff_pct"] is None else f"{r['diff_pct']:+.2f}%"
         table.append((r["number"], _fmt(r["printed"], r["unit"]), _fmt(r["predicted"], r["unit"]),
-                      diff, r["rule"] or "-"))
+                      diff, brief(r["rule"], "--json shows the whole rule") if r["rule"] else "-"))
         for key in ("note", "why"):
             if r.get(key):
                 table.append(("", "", "", "", f"{key}: {r[key]}"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..model.base import ABSENT
 from ..model.engine import EngineCommand, EnginePrediction, Quantity
 from ..model.plan import Report
-from .words import count, gib, number
+from .words import brief, count, gib, number
 
 
 def _v(q):
@@ -52,16 +52,6 @@ def render_text(report: Report, verbose: bool = True) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _brief(basis: str, verbose: bool, limit: int = 160) -> str:
-    """A memory term's basis as the short report shows it: a code-derived basis names every
-    tensor's source, which --verbose and --json keep whole."""
-    if verbose or len(basis) <= limit:
-        return basis
-    head = basis[:limit]
-    cut = head[:head.index("): ") + 1] if "): " in head else head.rsplit(" ", 1)[0]
-    return f"{cut.rstrip(',;:(')} ... (--verbose shows the whole basis)"
-
-
 def _engine_lines(e: EnginePrediction, layout: str, verbose: bool = True) -> list[str]:
     """One layout's engine section."""
     out = [f"engine {e.engine} {e.version} ({e.version_basis}), {layout}:"]
@@ -85,7 +75,8 @@ def _engine_lines(e: EnginePrediction, layout: str, verbose: bool = True) -> lis
                         "activation peak"), (mem.non_torch_bytes, "non torch"),
                         (mem.cudagraph_bytes, "cudagraph")):
             if _v(q) is not None:
-                out.append(f"  {name}: {gib(q.value, 2)} ({_brief(q.basis, verbose)})")
+                basis = q.basis if verbose else brief(q.basis, "--verbose shows the whole basis")
+                out.append(f"  {name}: {gib(q.value, 2)} ({basis})")
         if mem.fitted_regime and not mem.fitted_regime.inside:
             out.append(f"  non-KV estimates: {mem.fitted_regime.note}")
     if e.pipeline_stages:

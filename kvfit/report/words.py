@@ -65,3 +65,13 @@ def table(rows: list[list[str]], right: set[int], indent: str = "  ") -> list[st
     return [indent + "  ".join(c.rjust(w) if i in right else c.ljust(w)
                                for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
             for r in rows]
+
+
+def brief(basis: str, hint: str, limit: int = 320) -> str:
+    """A long basis (the code-derived activation peak names every tensor's source) cut to its
+    head for a text view, ending with `hint`: where the whole of it is."""
+    if len(basis) <= limit:
+        return basis
+    head = basis[:limit]
+    cut = head[:head.index("): ") + 1] if "): " in head else head.rsplit(" ", 1)[0]
+    return f"{cut.rstrip(',;:(')} ... ({hint})"
