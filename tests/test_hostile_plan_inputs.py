@@ -184,3 +184,34 @@ def test_a_home_of_an_unknown_user_is_a_path_that_does_not_exist(monkeypatch, tm
     monkeypatch.setenv("KVFIT_CACHE_DIR", "~kvfit-no-such-user/cache")
     monkeypatch.chdir(tmp_path)
     assert run_cli(QWEN, "--context", "4k") == plain
+
+
+QWEN_MOE = Path(__file__).parent / "fixtures" / "model-configs" / "Qwen--Qwen3-30B-A3B"
+GLM_NEXT = ARCH / "glm5_next" / "configs" / "zai-org--GLM-5.3-Flash"
+ENGINE = ("--context", "32k", "--hardware", "h100-80", "--gpus", "8", "--engine", "vllm",
+          "--weight-gib", "60")
+
+
+def test_activation_keys_that_are_not_whole_numbers_are_config_errors(tmp_path):
+    # vLLM's activation peak reads these keys outside the spec's fields; '' ended in
+    # "invalid literal for int()" and an infinite value in OverflowError (fuzz config_json,
+    # seed 12, #3917 and #1047)
+    for n, (key, value) in enumerate((("num_experts_per_tok", ""),
+                                      ("moe_intermediate_size", 2.5),
+                                      ("num_experts_per_tok", -1))):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        code, out, err = run_cli(_config(QWEN_MOE, folder, **{key: value}), *ENGINE)
+        _one_paragraph(code, out, err, f"config key '{key}' = ")
+        assert "activation peak" in err
+
+
+def test_a_compression_ratio_past_the_kernel_block_is_a_config_error(tmp_path):
+    # index_kpool 4,000,000: the pooled index keeps one entry per 4,000,000 tokens, so no
+    # DeepGEMM kernel block holds one and the packed pool's stride alignment was 0
+    # (ZeroDivisionError; fuzz config_json, seed 12, #5398)
+    cfg = json.loads((GLM_NEXT / "config.json").read_text())
+    cfg["text_config"]["index_kpool"] = 4_000_000
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    code, out, err = run_cli(tmp_path, *ENGINE)
+    _one_paragraph(code, out, err, "the pooled-index cache keeps one entry per 4,000,000 tokens")

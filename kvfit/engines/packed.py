@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..errors import ConfigError
 from .pages import Group, Grouping, LayerPage, page_bytes
 
 RULE = ("engine rule vllm/v1/core/kv_cache_planning.py:914-1041 (packed groups of layers with "
@@ -111,6 +112,11 @@ def stride_alignment(rule, pages: list[LayerPage], block: int | None,
                 own = p.block_tokens or block
                 kernel = math.gcd(row["kernel_entries"] * (p.ratio or 1), own)
                 a = 1 if kernel == own else page_bytes(p, kernel)
+            if a < 1:       # a kernel block of fewer tokens than one compressed entry spans
+                raise ConfigError(f"the {p.name} cache keeps one entry per {p.ratio or 1:,} "
+                                  f"tokens, so a kernel block of {row['backend']} holds none: "
+                                  "this config's dimensions give vLLM's packed pool no block "
+                                  "size.")
             align = math.lcm(align, a)
             why.append(f"{p.name} {a:,} B ({row['backend']})")
     return align, "; ".join(why)

@@ -21,6 +21,8 @@ experts' shape.
 
 from __future__ import annotations
 
+from ..errors import ConfigError, UsageError
+from ..numbers import parse_whole, shown
 from .common import GIB
 
 _FWD = ("forward: one decoder layer over {t:,} tokens in the compiled graph (the piece's "
@@ -48,10 +50,24 @@ _MODULAR = (None, "fp8", "int8")
 _QWEN_VIT = "qwen-vl-vit"   # the engine rule mm_encoder_items' tower shape name
 
 
-def _c(cfg: dict, *names, default=None):
+_MAX = 1 << 40        # larger than any dimension a real config holds
+
+
+def _c(cfg: dict, *names, default=None, least: int = 0):
+    """The first of the config keys `names` that is set, as a whole number (`default` when
+    none is); a value that is not a whole number from `least` to 2**40 is refused, naming
+    the key, since the activation peak is sized from it."""
     for n in names:
-        if cfg.get(n) is not None:
-            return cfg[n]
+        v = cfg.get(n)
+        if v is None:
+            continue
+        ok = (isinstance(v, int) and not isinstance(v, bool)) or (
+            isinstance(v, float) and v.is_integer())
+        if not ok or not least <= v <= _MAX:
+            raise ConfigError(f"config key '{n}' = {shown(v)} is not a whole number from "
+                              f"{least} to 2**40; kvfit sizes vLLM's activation peak from it.",
+                              fields=(n,))
+        return int(v)
     return default
 
 
@@ -91,10 +107,10 @@ def _moe(cfg: dict, tp: int) -> tuple[int, int, int] | None:
     experts = _c(cfg, "num_experts", "num_local_experts", "n_routed_experts")
     if not experts or experts <= 1:
         return None
-    k = int(_c(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk", default=1))
-    inter = int(_c(cfg, "moe_intermediate_size", "intermediate_size", default=0))
-    shared = int(_c(cfg, "shared_expert_intermediate_size", default=0) or
-                 (_c(cfg, "n_shared_experts", default=0) or 0) * inter)
+    k = _c(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk", default=1)
+    inter = _c(cfg, "moe_intermediate_size", "intermediate_size", default=0)
+    shared = (_c(cfg, "shared_expert_intermediate_size", default=0) or
+              _c(cfg, "n_shared_experts", default=0) * inter)
     return k, _shard(inter, tp), _shard(shared, tp) if shared else 0
 
 
@@ -105,7 +121,7 @@ def moe_workspace_bytes(cfg: dict, tp: int, tokens: int, act_bytes: int) -> int:
     if moe is None:
         return 0
     k, inter, _ = moe
-    hidden = int(cfg["hidden_size"])
+    hidden = _c(cfg, "hidden_size", default=0)
     ws13 = max(tokens * k * max(inter, hidden), tokens * hidden)
     ws2 = tokens * k * max(2 * inter, hidden)
     return (ws13 + ws2) * act_bytes
@@ -119,31 +135,31 @@ def forward_bytes(cfg: dict, tp: int, tokens: int, act_bytes: int) -> int:
     logits in the model dtype, the shared expert's gate_up and act) and, for hybrid models,
     the linear-attention projections (in_proj_qkvz, core output, gated-norm output per
     rank)."""
-    hidden = int(cfg["hidden_size"])
-    heads = int(_c(cfg, "num_attention_heads", default=1))
+    hidden = _c(cfg, "hidden_size", default=0)
+    heads = _c(cfg, "num_attention_heads", default=1, least=1)
     # the attention output per head: v_head_dim for MLA models, else head_dim
-    head_dim = int(_c(cfg, "v_head_dim", "head_dim", default=hidden // heads) or hidden // heads)
+    head_dim = _c(cfg, "v_head_dim", "head_dim", default=hidden // heads) or hidden // heads
     held = _shard(heads, tp) * head_dim + 2 * hidden
     parts = []
     dense = _c(cfg, "intermediate_size_mlp", "intermediate_size")
     moe = _moe(cfg, tp)
-    mixed = (_c(cfg, "first_k_dense_replace", default=0) or 0) > 0 or \
-        (_c(cfg, "interleave_moe_layer_step", default=1) or 1) > 1
+    mixed = _c(cfg, "first_k_dense_replace", default=0) > 0 or \
+        _c(cfg, "interleave_moe_layer_step", default=1) > 1
     if dense and (moe is None or mixed):
-        parts.append(3 * _shard(int(dense), tp))
+        parts.append(3 * _shard(dense, tp))
     if moe is not None:
-        experts = int(_c(cfg, "num_experts", "num_local_experts", "n_routed_experts"))
+        experts = _c(cfg, "num_experts", "num_local_experts", "n_routed_experts")
         parts.append(hidden + experts + 3 * moe[2])
     kh, vh = _c(cfg, "linear_num_key_heads"), _c(cfg, "linear_num_value_heads")
     if kh and vh:
-        kd = _shard(int(kh), tp) * int(_c(cfg, "linear_key_head_dim", default=128))
-        vd = _shard(int(vh), tp) * int(_c(cfg, "linear_value_head_dim", default=128))
+        kd = _shard(kh, tp) * _c(cfg, "linear_key_head_dim", default=128)
+        vd = _shard(vh, tp) * _c(cfg, "linear_value_head_dim", default=128)
         parts.append(2 * kd + 2 * vd + 2 * vd)
     return tokens * (held + max(parts or [0])) * act_bytes
 
 
 def _mm_row(rules, model_config: dict | None) -> dict | None:
-    if not model_config or not model_config.get("vision_config"):
+    if not model_config or not isinstance(model_config.get("vision_config"), dict):
         return None
     for rule in rules["mm_encoder_items"]:
         if model_config.get("model_type") in rule["model_type"]:
@@ -163,24 +179,25 @@ def encoder(rules, model_config: dict | None, tp: int, mnbt: int, seqs: int,
     if "tokens_per_item" in rule:
         toks = int(rule["tokens_per_item"])
     else:
-        toks = int(model_config[rule["tokens_key"]])
+        toks = _c(model_config, rule["tokens_key"], default=0, least=1)
     budget = max(mnbt, toks)        # encoder_cache_manager.py:309-314 (0.24.0)
     limit = 999 if image_limit is None else image_limit
     per_prompt = max(1, min(limit, max_model_len // toks))
     items = max(1, min(budget // toks, seqs * per_prompt))   # encoder_budget.py:140-180
     # Qwen3-VL's deepstack mergers add one out_hidden-wide feature per listed layer to each
     # output token (qwen3_vl.py:824-833 in 0.24.0: torch.cat of the merger and deepstack outputs)
-    deep = len(vc.get("deepstack_visual_indexes") or ()) if rule.get("vit") == _QWEN_VIT else 0
+    indexes = vc.get("deepstack_visual_indexes")
+    deep = len(indexes) if isinstance(indexes, list) and rule.get("vit") == _QWEN_VIT else 0
     cached = items * toks * out_hidden * (1 + deep) * act_bytes
     basis = (f"encoder: {items} image item{'s' * (items != 1)} of {toks:,} tokens (budget max("
              f"max_num_batched_tokens, largest item) = {budget:,}; {rule['source']})")
     peak = cached     # a tower kvfit does not model: only its outputs
     if rule.get("vit") == _QWEN_VIT:
-        patches = items * toks * int(vc.get("spatial_merge_size", 2)) ** 2
-        d = int(vc["hidden_size"])
-        f = int(vc["intermediate_size"])
-        pix = int(vc.get("in_channels", 3)) * int(vc.get("temporal_patch_size", 2)) * \
-            int(vc["patch_size"]) ** 2
+        patches = items * toks * _c(vc, "spatial_merge_size", default=2) ** 2
+        d = _c(vc, "hidden_size", default=0)
+        f = _c(vc, "intermediate_size", default=0)
+        pix = _c(vc, "in_channels", default=3) * _c(vc, "temporal_patch_size", default=2) * \
+            _c(vc, "patch_size", default=0) ** 2
         # A block's attention holds x, norm1(x) (caller), then per rank qkv 3D, the
         # contiguous q/k 2D, rotated q/k 2D, the attention output D, and the projection D
         # (qwen2_5_vl.py:399-457 in 0.24.0); the MLP x, norm2(x), fc1 F and act F per rank
@@ -212,7 +229,7 @@ def profile_peak(rules, inp, flags: dict, seqs: int, mnbt: int, algo: str | None
     the checkpoint's weight format (the MoE workspace depends on the experts' kernel)."""
     cfg = inp.config or {}
     act = model_dtype_bytes(flags, cfg)
-    hidden = int(cfg.get("hidden_size") or 0)
+    hidden = _c(cfg, "hidden_size", default=0)
     if mnbt < 1 or seqs < 1 or not (hidden or (inp.sampler and inp.vocab)):
         return 0, {}, ""
     tokens = mnbt
@@ -252,6 +269,9 @@ def _image_limit(flags: dict) -> int | None:
     lim = flags.get("limit_mm_per_prompt")
     if not isinstance(lim, dict) or "image" not in lim:
         return None
-    if isinstance(lim["image"], dict):
-        return int(flags["limit_mm_per_prompt"]["image"]["count"])
-    return int(lim["image"])
+    image = lim["image"]
+    count = parse_whole(image.get("count") if isinstance(image, dict) else image)
+    if count is None:
+        raise UsageError(f"--limit-mm-per-prompt: the image limit {shown(image)} is not a whole "
+                         "number of items (such as {\"image\": 2}).")
+    return count
