@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kvfit.engines import vllm_activation as va
 from kvfit.engines.spec import rules_for
+from kvfit.errors import UsageError
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "model-configs"
 
@@ -145,3 +148,14 @@ def test_qwen3_vl_deepstack_outputs():
                                  2, 4096)
     assert cached == 536_870_912
     assert peak == 352_321_536 + max(1_660_944_384 + 402_653_184, 2 * 536_870_912)
+
+
+def test_image_limit_from_the_flag_or_a_log():
+    """--limit-mm-per-prompt's image count in either spelling vLLM accepts; anything else (a
+    hostile log's value) is one usage error, not a ValueError or KeyError."""
+    assert va._image_limit({"limit_mm_per_prompt": {"image": 2, "audio": 0}}) == 2
+    assert va._image_limit({"limit_mm_per_prompt": {"image": {"count": 0}}}) == 0
+    assert va._image_limit({"limit_mm_per_prompt": {"audio": 1}}) is None
+    for bad in ("two", -1, {"size": 3}, [2]):
+        with pytest.raises(UsageError, match="not a whole number of items"):
+            va._image_limit({"limit_mm_per_prompt": {"image": bad}})
