@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from kvfit.engines.spec import rules_for
+from kvfit.errors import UsageError
+
 from conftest import run_cli
 
 
@@ -40,3 +43,11 @@ def test_audit_key_with_a_newline(tmp_path):
     audit.write_text('[audit]\n"k\\ny" = 1\n', encoding="utf-8")
     code, _, err = run_cli("audit", audit)
     assert code == 2 and "unknown key 'audit.k\\x0ay' in the audit file" in _one_paragraph(err)
+
+
+def test_engine_version_with_a_newline():
+    # an MCP or API caller's engine version '32k\n' (fuzz mcp_arguments, seed 12, #8464)
+    with pytest.raises(UsageError) as caught:
+        rules_for("vllm", "32k\n")
+    _one_paragraph(caught.value.render() + "\n")
+    assert "vllm 32k\\x0a: kvfit has no rules for this version" in caught.value.render()

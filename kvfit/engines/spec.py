@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from ..errors import UsageError
 from ..specs import cache as spec_cache
 from ..specs.checked import load_checked
+from ..textsafe import one_line
 
 
 def parse_version(text: str) -> Version | None:
@@ -165,7 +166,7 @@ def rules_for(engine: str, version: str | None, strict: bool = False) -> Rules:
     if not blocks:
         ranges = ", ".join(b["versions"] for b in spec["versions"])
         newer = vt is not None and vt > newest_vt
-        shown = version if len(str(version)) <= 64 else f"{str(version)[:48]}... (too long)"
+        shown = one_line(version if len(str(version)) <= 64 else f"{str(version)[:48]}... (too long)")
         raise UsageError(f"{engine} {shown}: kvfit has no rules for this version"
                          + (" (--engine-strict refuses to extrapolate)." if newer else "."),
                          hint=f"Known ranges: {ranges}. Pass --engine {engine}@VERSION inside one"
