@@ -269,8 +269,9 @@ def _image_limit(flags: dict) -> int | None:
     lim = flags.get("limit_mm_per_prompt")
     if not isinstance(lim, dict) or "image" not in lim:
         return None
-    image = lim["image"]
-    count = parse_whole(image.get("count") if isinstance(image, dict) else image)
+    image = lim["image"]          # the flag's dict form: {"image": {"count": 2}}
+    count = parse_whole(flags["limit_mm_per_prompt"]["image"].get("count")
+                        if isinstance(image, dict) else image)
     if count is None:
         raise UsageError(f"--limit-mm-per-prompt: the image limit {shown(image)} is not a whole "
                          "number of items (such as {\"image\": 2}).")
