@@ -53,12 +53,14 @@ class Weights:
         return out
 
 
-def with_replicated(weights: Weights, tensors, estimate) -> Weights:
+def with_replicated(weights: Weights, parameters, estimate) -> Weights:
     """`weights` with the bytes of the spec's `replicated` tensor rows (held whole on every
     rank), counted from config shapes, whatever gave the total (files, index, estimate).
-    `tensors`: the spec's parameter tensors (None: no parameters block); `estimate()`: the
-    (WeightEstimate | None, why) to count them from, called only when a row is marked."""
-    if weights.bytes is None or tensors is None or not any(t.replicated for t in tensors):
+    `parameters`: the architecture spec's parameters block (None: the spec has none);
+    `estimate()`: the (WeightEstimate | None, why) to count them from, called only when a row
+    is marked."""
+    if weights.bytes is None or parameters is None or \
+            not any(t.replicated for t in parameters.tensors):
         return weights
     est, _ = estimate()
     rep = est.replicated if est is not None else None

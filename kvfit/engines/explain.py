@@ -142,8 +142,7 @@ def _split(weights, meta, state, mtp: bool):
     counted from the config estimate, as a plan counts them."""
     from ..checkpoint.weights import config_estimate, with_replicated
 
-    params = state.resolution.arch.parameters
-    return with_replicated(weights, None if params is None else params.tensors,
+    return with_replicated(weights, state.resolution.arch.parameters,
                            lambda: config_estimate(meta, state.resolution,
                                                    state.model_bytes.bytes, mtp))
 

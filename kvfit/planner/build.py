@@ -163,7 +163,7 @@ def _loaded_weights(req, meta, res, model_bytes, loaded, warnings) -> Weights:
                     f"tensor shapes: {loaded[1]} ({est.total_bytes / GIB:.2f} GiB).")
     return with_replicated(Weights(est.total_bytes, "config estimate",
                                    f"{loaded[1]}: {est.detail}"),
-                           _tensors(res.arch), lambda: (est, ""))
+                           res.arch.parameters, lambda: (est, ""))
 
 
 def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None):
@@ -205,7 +205,7 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None
     if weights.source == "unknown" and arch.parameters is not None:
         est, why_not = estimate()
         weights = count_weights(meta, req.weight_gib, *floor, est)
-    weights = with_replicated(weights, _tensors(arch), estimate)
+    weights = with_replicated(weights, arch.parameters, estimate)
     if weights.source == "config estimate":
         warnings.append(str(ConfigEstimate(weights.bytes)))
     if weights.bytes is None:
@@ -213,11 +213,6 @@ def checkpoint_weights(req, meta, res, quant, model_bytes, warnings, loaded=None
         warnings.append("Weight bytes are unknown (no weight files or index): layouts report "
                         f"state only. Pass --weight-gib to plan the fit.{why}")
     return weights, own
-
-
-def _tensors(arch):
-    """The spec's parameter tensors, or None when it lists none."""
-    return None if arch.parameters is None else arch.parameters.tensors
 
 
 def _judge(cap, quant, res, own, meta, model_bytes):
