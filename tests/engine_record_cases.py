@@ -81,9 +81,10 @@ def points(record: Path = RECORD, hardware: str = "h100-80") -> list[Point]:
     return out
 
 
-def not_built() -> list[dict]:
-    """Recorded (dir, TP, dtype) rows where vLLM itself could not build the specs here."""
-    return [r for r in record_rows() if "error" in r]
+def not_built(record: Path = RECORD) -> list[dict]:
+    """Recorded (dir, TP, dtype) rows where vLLM itself could not build the specs here (on the
+    Blackwell records: the nvfp4 rows it refuses)."""
+    return [r for r in record_rows(record) if "error" in r]
 
 
 def _attention_token_bytes(groups, layers_key, page_key, block_key, kind_of) -> Fraction:

@@ -30,26 +30,22 @@ import json
 
 import engine_record_cases as cases
 import pytest
-import record_common
 
-PROBE = cases.ROOT / "tests" / "engine_probe"
-HARDWARE = {"b200": "b200-180", "rtx-pro-6000": "rtx-pro-6000-96"}
-ROWS = [(gpu, r) for gpu in HARDWARE
-        for r in record_common.read_record(PROBE / f"vllm-0.33.0-kv-{gpu}.jsonl")]
+HARDWARE = {gpu: preset for gpu, (preset, _, _) in cases.GPU_RECORDS.items()}
+ROWS = [(gpu, r) for gpu in HARDWARE for r in cases.record_rows(cases.gpu_record(gpu))]
 
 
 def _kvfit(gpu: str, directory: str, tp: int, kv: str, length: int, avail: int) -> dict:
-    args = [cases.ROOT / directory, "--engine", "vllm@0.33.0", "--hardware", HARDWARE[gpu],
-            "--gpus", str(tp), "--tp", str(tp), "--context", str(length), "--kv-dtype", kv,
-            "--kv-cache-memory-bytes", str(avail), "--json"]
-    code, out, err = cases._run(args, directory)
+    """kvfit's engine section, planned as the record tests plan a point (on `gpu`'s preset)."""
+    code, eng, err = cases.kvfit_plan(cases.Point(directory, tp, kv, length, avail, {}, {},
+                                                  HARDWARE[gpu]))
     assert code in (0, 1, 5), err
-    return next(x for x in json.loads(out)["layouts"] if x["tp"] == tp)["engine"]
+    return eng
 
 
 def test_records_cover_both_gpus_and_every_dtype():
     for gpu in HARDWARE:
-        head = json.loads((PROBE / f"vllm-0.33.0-kv-{gpu}.jsonl").read_text().splitlines()[0])
+        head = json.loads(cases.gpu_record(gpu).read_text().splitlines()[0])
         assert head["gpu"] == gpu and head["kv_cache_dtypes"] == ["auto", "fp8", "nvfp4"]
     assert len(ROWS) == 2 * 3 * 3 * 3          # GPUs x configs x TP sizes x KV dtypes
 
